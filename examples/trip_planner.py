@@ -1,0 +1,92 @@
+"""A trip planner written as nested agentic functions.
+
+``plan_trip`` is an agentic function: its body runs a tool loop. Among the
+tools it offers is ``research_destination``, another agentic function whose
+own loop inherits the planner's menu (weather, calendar) — a sub-agent in
+three lines. Runs against any provider::
+
+    python examples/trip_planner.py --model openai:gpt-4o-mini "Paris"
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Literal
+
+from openprogram import Runtime, agentic_function, function
+
+_WEATHER = {
+    "paris": ("sunny", 21),
+    "london": ("light rain", 15),
+    "tokyo": ("cloudy", 24),
+    "rome": ("sunny", 27),
+}
+
+
+@function(register_globally=False)
+def get_weather(city: str, units: Literal["celsius", "fahrenheit"] = "celsius") -> str:
+    """Current weather for a city.
+
+    Args:
+        city: City name, e.g. "Paris".
+        units: Temperature unit.
+    """
+    sky, celsius = _WEATHER.get(city.strip().lower(), ("clear", 19))
+    temp = celsius if units == "celsius" else round(celsius * 9 / 5 + 32)
+    unit = "C" if units == "celsius" else "F"
+    return f"{city}: {sky}, {temp} {unit}"
+
+
+@function(register_globally=False)
+def free_weekends(month: str) -> list[str]:
+    """Weekends with nothing in the user's calendar.
+
+    Args:
+        month: Month name, e.g. "June".
+    """
+    return [f"{month} 6-7", f"{month} 20-21"]
+
+
+@agentic_function(register_globally=False)
+def research_destination(city: str, runtime: Runtime) -> str:
+    """Research a destination: weather and what to do there.
+
+    Args:
+        city: The destination city.
+    """
+    return str(
+        runtime.exec(
+            f"Find the current weather in {city} with get_weather, then suggest two activities "
+            "that suit that weather. Answer in two sentences.",
+        )
+    )
+
+
+@agentic_function(register_globally=False)
+def plan_trip(destination: str, runtime: Runtime) -> str:
+    """Plan a weekend trip to a destination.
+
+    Args:
+        destination: Where the user wants to go.
+    """
+    return str(
+        runtime.exec(
+            f"Plan a weekend trip to {destination}. Use research_destination for the weather "
+            "and activities, then write a short plan.",
+            tools=[research_destination, get_weather, free_weekends],
+        )
+    )
+
+
+def main() -> None:
+    """Run the planner from the command line."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("destination", nargs="?", default="Paris")
+    parser.add_argument("--model", default=None, help='e.g. "openai:gpt-4o-mini" (default: OPENPROGRAM_MODEL)')
+    args = parser.parse_args()
+    with Runtime(args.model):
+        print(plan_trip(args.destination))
+
+
+if __name__ == "__main__":
+    main()

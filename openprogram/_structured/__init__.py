@@ -1,0 +1,1 @@
+"""Private helpers of structured output and decisions (see ``openprogram.structured``)."""

@@ -1,0 +1,132 @@
+"""The two contextvars nesting rides on, each behind ``get_`` and ``use_`` helpers.
+
+``_current_runtime`` holds the runtime of the exec whose tool is running (or of
+a ``with runtime:`` block); ``_current_tools`` holds that exec's tool scope
+(resolved menu and inherited vetoes). Both are set only through the ``use_…``
+context managers, which reset their token in ``finally``. asyncio tasks and
+``contextvars.copy_context()`` give every concurrent run its own values.
+
+This module sits at the bottom of the import graph, so it knows the runtime
+and the scope only as opaque objects; ``openprogram.runtime`` gives them types.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "AgenticFrame",
+    "get_current_frame",
+    "get_current_runtime",
+    "get_current_tools",
+    "get_default_runtime",
+    "resolve_runtime",
+    "set_default_runtime",
+    "set_default_runtime_factory",
+    "use_current_frame",
+    "use_current_runtime",
+    "use_current_tools",
+]
+
+_current_tools: ContextVar[Any] = ContextVar("openprogram_current_tools", default=None)
+_current_runtime: ContextVar[Any] = ContextVar("openprogram_current_runtime", default=None)
+
+_current_frame: ContextVar[AgenticFrame | None] = ContextVar(
+    "openprogram_current_frame", default=None
+)
+
+_default_lock = threading.Lock()
+_default_runtime: Any = None
+_default_factory: Callable[[], Any] | None = None
+
+
+def get_current_tools() -> Any:
+    """The tool scope of the exec whose tool is running, or ``None`` at top level."""
+    return _current_tools.get()
+
+
+@contextmanager
+def use_current_tools(scope: Any) -> Iterator[Any]:
+    """Make ``scope`` the current tool scope for the block."""
+    token = _current_tools.set(scope)
+    try:
+        yield scope
+    finally:
+        _current_tools.reset(token)
+
+
+def get_current_runtime() -> Any:
+    """The runtime of the enclosing exec or ``with runtime:`` block, or ``None``."""
+    return _current_runtime.get()
+
+
+@contextmanager
+def use_current_runtime(runtime: Any) -> Iterator[Any]:
+    """Make ``runtime`` the current runtime for the block."""
+    token = _current_runtime.set(runtime)
+    try:
+        yield runtime
+    finally:
+        _current_runtime.reset(token)
+
+
+def set_default_runtime(runtime: Any) -> None:
+    """Set the process-wide fallback runtime (``None`` clears it)."""
+    global _default_runtime
+    with _default_lock:
+        _default_runtime = runtime
+
+
+def set_default_runtime_factory(factory: Callable[[], Any]) -> None:
+    """Install how a default runtime is made when none was set (done by ``openprogram.runtime``)."""
+    global _default_factory
+    _default_factory = factory
+
+
+def get_default_runtime() -> Any:
+    """The default runtime, created on first use from the factory (``None`` if there is none)."""
+    global _default_runtime
+    with _default_lock:
+        if _default_runtime is None and _default_factory is not None:
+            _default_runtime = _default_factory()
+        return _default_runtime
+
+
+def resolve_runtime(explicit: Any = None) -> Any:
+    """The runtime an agentic function uses: explicit, else current, else default."""
+    if explicit is not None:
+        return explicit
+    current = _current_runtime.get()
+    if current is not None:
+        return current
+    return get_default_runtime()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgenticFrame:
+    """The agentic function whose body is running (set by ``@agentic_function``)."""
+
+    name: str
+    """Tool name of the agentic function."""
+    system: str | None = None
+    """System prompt its ``exec`` calls use unless they pass their own."""
+
+
+def get_current_frame() -> AgenticFrame | None:
+    """The innermost running agentic function, or ``None``."""
+    return _current_frame.get()
+
+
+@contextmanager
+def use_current_frame(frame: AgenticFrame) -> Iterator[AgenticFrame]:
+    """Mark ``frame`` as the running agentic function for the block."""
+    token = _current_frame.set(frame)
+    try:
+        yield frame
+    finally:
+        _current_frame.reset(token)

@@ -1,0 +1,371 @@
+"""``@function`` and ``@agentic_function``: decorate once, get a tool.
+
+Both work bare and called, derive the schema once (cheaply: see
+``openprogram.schema``), and register the tool into ``registry=`` or the
+shared ``default_registry``. Their keyword options are declared once, in
+:class:`ToolOptions` and :class:`AgenticOptions`, and checked at runtime too:
+an unknown option is a ``TypeError``, never silently ignored.
+
+Example:
+    >>> from openprogram.registry import Registry
+    >>> reg = Registry()
+    >>> @function(registry=reg)
+    ... def add(a: int, b: int) -> int:
+    ...     '''Add two integers.'''
+    ...     return a + b
+    >>> add(1, 2), add.name, reg.names()
+    (3, 'add', ['add'])
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import functools
+import logging
+import types
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Generic, TypedDict, TypeVar, overload
+
+from openprogram.context import (
+    AgenticFrame,
+    resolve_runtime,
+    use_current_frame,
+    use_current_runtime,
+)
+from openprogram.exceptions import SchemaError, UserError
+from openprogram.registry import Registry, default_registry
+from openprogram.schema import FunctionSchema, derive_schema
+from openprogram.tools import ApprovalRule, Tool, ToolContext, ToolResult
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+__all__ = ["AgenticFunction", "AgenticOptions", "ToolOptions", "agentic_function", "function"]
+
+_log = logging.getLogger("openprogram.decorators")
+
+R = TypeVar("R")
+
+
+class ToolOptions(TypedDict, total=False):
+    """Keyword options shared by ``@function`` and ``@agentic_function`` (ARCHITECTURE §3, §5)."""
+
+    name: str
+    """Tool name (default: the function's ``__name__``); ``^[a-zA-Z0-9_-]{1,64}$``."""
+    description: str
+    """Model-facing description (default: the docstring's summary and body)."""
+    parameters: Mapping[str, Any]
+    """A hand-written JSON Schema object used instead of the type hints."""
+    label: str
+    """Human-readable name for UIs and traces."""
+    expose: bool
+    """L2: ``False`` keeps it Python-callable but never offered to a model."""
+    toolset: str | Sequence[str]
+    """L2b: preset names this tool belongs to."""
+    unsafe_in: str | Sequence[str]
+    """L3: channel sources where it is hidden."""
+    available_if: bool | Callable[[], object]
+    """L1: evaluated once now; falsy or raising leaves the function undecorated and unregistered."""
+    check_fn: Callable[[], bool]
+    """L4: availability predicate, evaluated at each resolution."""
+    requires_env: str | Sequence[str]
+    """L4: environment variables that must be set."""
+    can_use: Callable[[Any], bool]
+    """L4: ``can_use(GateContext) -> bool``."""
+    defer: bool
+    """L6: listed in a catalog until loaded via ``tool_search``."""
+    requires_approval: ApprovalRule
+    """``True`` or ``callable(args) -> bool | str``: ask the approval hook first."""
+    parallel_safe: bool
+    """``False``: a batch containing it runs sequentially."""
+    timeout: float | None
+    """Seconds per call; expiry is an error result."""
+    max_result_chars: int
+    """Head+tail truncation of the text fed back to the model."""
+    cache: bool
+    """Reuse results of identical calls."""
+    cache_ttl: float | None
+    """Seconds a cached result stays valid (``None``: forever)."""
+    registry: Registry
+    """Where to register (default: ``openprogram.registry.default_registry``)."""
+    register_globally: bool
+    """``False``: register nowhere."""
+
+
+class AgenticOptions(ToolOptions, total=False):
+    """``ToolOptions`` plus what only ``@agentic_function`` takes."""
+
+    as_tool: bool
+    """``False``: never a model tool (not registered, ``expose=False``); still callable."""
+    input: Mapping[str, Mapping[str, Any]]
+    """Per parameter: ``description``, ``options`` (an enum) and ``hidden`` (needs a default)."""
+    system: str | None
+    """System prompt for the ``runtime.exec`` calls made in its body."""
+
+
+_TOOL_KEYS = frozenset(ToolOptions.__annotations__)
+_AGENTIC_KEYS = frozenset(AgenticOptions.__annotations__)
+_SCHEMA_KEYS = ("name", "description", "parameters")
+_BOOL_KEYS = ("expose", "defer", "parallel_safe", "cache", "register_globally", "as_tool")
+
+
+@overload
+def function(fn: Callable[..., Any], /, **options: Unpack[ToolOptions]) -> Tool: ...
+@overload
+def function(
+    fn: None = None, /, **options: Unpack[ToolOptions]
+) -> Callable[[Callable[..., Any]], Tool]: ...
+def function(
+    fn: Callable[..., Any] | None = None, /, **options: Unpack[ToolOptions]
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Make a plain function a tool: ``@function``, ``@function(...)`` or ``function(fn, ...)``.
+
+    The returned ``Tool`` stays directly callable like the function. When
+    ``available_if`` is falsy (or raises), the function itself is returned,
+    undecorated and unregistered.
+
+    Raises:
+        SchemaError: The signature cannot become a tool (lists every problem).
+        TypeError: An unknown option, or something other than a function to decorate.
+        UserError: An invalid option value or a duplicate tool name in the registry.
+    """
+    _check_options(options, _TOOL_KEYS, "function")
+    if fn is None:
+        return lambda f: _make_function(f, dict(options))
+    return _make_function(fn, dict(options))
+
+
+@overload
+def agentic_function(
+    fn: Callable[..., R], /, **options: Unpack[AgenticOptions]
+) -> AgenticFunction[R]: ...
+@overload
+def agentic_function(
+    fn: None = None, /, **options: Unpack[AgenticOptions]
+) -> Callable[[Callable[..., R]], AgenticFunction[R]]: ...
+def agentic_function(
+    fn: Callable[..., R] | None = None, /, **options: Unpack[AgenticOptions]
+) -> AgenticFunction[R] | Callable[[Callable[..., R]], AgenticFunction[R]]:
+    """Make a function whose body may run ``runtime.exec``; it is a tool too.
+
+    ``@agentic_function`` or ``@agentic_function(...)``. The result is called
+    like the original (sync or async, also as a method); a ``runtime``
+    parameter the caller leaves out (or passes ``None``) is filled with the
+    current runtime, else the default one.
+
+    Raises:
+        SchemaError: The signature cannot become a tool (lists every problem).
+        TypeError: An unknown option, or something other than a function to decorate.
+        UserError: An invalid option value or a duplicate tool name in the registry.
+    """
+    _check_options(options, _AGENTIC_KEYS, "agentic_function")
+    if fn is None:
+        return lambda f: _make_agentic(f, dict(options))
+    return _make_agentic(fn, dict(options))
+
+
+def _make_function(fn: Callable[..., Any], options: dict[str, Any]) -> Tool:
+    _check_target(fn, "function")
+    if not _available(options.pop("available_if", True), fn):
+        return fn  # type: ignore[return-value] # L1: the undecorated function, by contract
+    registry = _pop_registry(options)
+    schema = derive_schema(fn, **{k: options.pop(k) for k in _SCHEMA_KEYS if k in options})
+    if schema.self_param is not None:
+        raise SchemaError(
+            schema.qualname,
+            [
+                f"@function cannot wrap a method: its first parameter {schema.self_param!r} "
+                "can never be supplied by a model; decorate it with @agentic_function, "
+                "or make a tool of the bound method: function(obj.method)"
+            ],
+        )
+    tool = Tool(name=schema.name, fn=fn, schema=schema, **options)
+    if registry is not None:
+        registry.register(tool)
+    return tool
+
+
+def _make_agentic(fn: Callable[..., R], options: dict[str, Any]) -> AgenticFunction[R]:
+    _check_target(fn, "agentic_function")
+    if not _available(options.pop("available_if", True), fn):
+        return fn  # type: ignore[return-value] # L1: the undecorated function, by contract
+    registry = _pop_registry(options)
+    system = options.pop("system", None)
+    if system is not None and not isinstance(system, str):
+        raise UserError(f"system= must be a string (a system prompt), got {type(system).__name__}")
+    if not options.pop("as_tool", True):
+        if options.get("expose", False):
+            raise UserError("as_tool=False and expose=True contradict each other; drop one")
+        options["expose"], registry = False, None
+    schema_options = {k: options.pop(k) for k in (*_SCHEMA_KEYS, "input") if k in options}
+    schema = derive_schema(fn, **schema_options)
+    agentic = AgenticFunction(fn, schema=schema, system=system, tool_options=options)
+    if registry is not None and schema.self_param is None:
+        # A method's tool needs an instance: its bound copies are tools, the class attribute is not.
+        registry.register(agentic.tool)
+    return agentic
+
+
+class AgenticFunction(Generic[R]):
+    """A function whose body may run ``runtime.exec``; callable as before, and a tool.
+
+    Attributes:
+        tool: The ``Tool`` (``kind="agentic"``) a model calls it through.
+        system: System prompt its body's ``exec`` calls use unless they pass their own.
+    """
+
+    def __init__(
+        self,
+        fn: Callable[..., R],
+        *,
+        schema: FunctionSchema,
+        system: str | None,
+        tool_options: Mapping[str, Any],
+    ) -> None:
+        functools.update_wrapper(self, fn)
+        self._fn = fn
+        self._schema = schema
+        self._tool_options = dict(tool_options)
+        self._frame = AgenticFrame(name=schema.name, system=system)
+        self._attr: str | None = None
+        self.system = system
+        self.tool = Tool(name=schema.name, fn=self, schema=schema, kind="agentic", **tool_options)
+
+    def __repr__(self) -> str:
+        return f"<agentic_function {self._schema.qualname}>"
+
+    # -- the tool surface --------------------------------------------------------------------
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        """``{"name", "description", "parameters"}`` of its tool."""
+        return self.tool.spec
+
+    @property
+    def __openprogram_tool__(self) -> Tool:
+        """How ``openprogram.tools.to_tool`` recognises it."""
+        return self.tool
+
+    async def execute(
+        self, args: Mapping[str, Any], context: ToolContext | None = None
+    ) -> ToolResult:
+        """Validate ``args`` and run it as a tool; never raises for tool-side failures."""
+        return await self.tool.execute(args, context)
+
+    # -- calling -----------------------------------------------------------------------------
+
+    def __call__(self, *args: Any, **kwargs: Any) -> R:
+        """Call the function; a missing or ``None`` ``runtime`` is filled in."""
+        if self._schema.is_async:
+            return self._acall(args, kwargs)  # type: ignore[return-value] # R is the awaitable
+        args, runtime = self._with_runtime(args, kwargs)
+        with self._scope(runtime):
+            return self._fn(*args, **kwargs)
+
+    async def _acall(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        # The runtime is resolved when the coroutine runs, in the awaiting task's context.
+        args, runtime = self._with_runtime(args, kwargs)
+        with self._scope(runtime):
+            return await self._fn(*args, **kwargs)  # type: ignore[misc]
+
+    def _with_runtime(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[tuple[Any, ...], Any]:
+        """Fill the runtime parameter in place; return the args and the runtime (or ``_NONE``)."""
+        param = self._schema.runtime_param
+        if param is None:
+            return args, _NONE
+        index = self._schema.positional_index(param)
+        if index < len(args):
+            runtime = resolve_runtime(args[index])
+            return (*args[:index], runtime, *args[index + 1 :]), runtime
+        runtime = resolve_runtime(kwargs.get(param))
+        kwargs[param] = runtime
+        return args, runtime
+
+    @contextmanager
+    def _scope(self, runtime: Any) -> Iterator[None]:
+        with use_current_frame(self._frame):
+            if runtime is _NONE or runtime is None:
+                yield
+            else:
+                with use_current_runtime(runtime):
+                    yield
+
+    # -- methods -----------------------------------------------------------------------------
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._attr = name
+
+    def __get__(self, obj: Any, objtype: type | None = None) -> AgenticFunction[R]:
+        if obj is None:
+            return self
+        bound = AgenticFunction(
+            types.MethodType(self._fn, obj),
+            schema=self._schema.bound(),
+            system=self.system,
+            tool_options=self._tool_options,
+        )
+        if self._attr is not None:
+            # Cache on the instance (a non-data descriptor: the instance dict wins next time);
+            # an instance without __dict__ (slots) binds afresh on each access.
+            with contextlib.suppress(TypeError):
+                vars(obj)[self._attr] = bound
+        return bound
+
+
+_NONE: Any = object()
+"""No runtime parameter at all (distinct from a runtime that resolved to ``None``)."""
+
+
+def _check_options(options: Mapping[str, Any], allowed: frozenset[str], where: str) -> None:
+    for key in options:
+        if key not in allowed:
+            close = difflib.get_close_matches(key, allowed, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise TypeError(
+                f"{where}() got an unknown option {key!r}{hint} "
+                f"(options: {', '.join(sorted(allowed))})"
+            )
+    for key in _BOOL_KEYS:
+        if key in options and not isinstance(options[key], bool):
+            raise UserError(f"{where}(): {key}= must be True or False, got {options[key]!r}")
+
+
+def _check_target(fn: Any, where: str) -> None:
+    if not callable(fn):
+        raise TypeError(
+            f"@{where} decorates a function, got {type(fn).__name__} {fn!r:.60}; "
+            f"pass options as keywords, e.g. @{where}(name='my_tool')"
+        )
+
+
+def _available(flag: Any, fn: Any) -> bool:
+    if not callable(flag):
+        return bool(flag)
+    try:
+        return bool(flag())
+    except Exception:  # a raising predicate means "not available" (L1 fails closed); logged
+        _log.warning(
+            "available_if of %s raised; it is left undecorated and unregistered",
+            getattr(fn, "__qualname__", fn),
+            exc_info=True,
+        )
+        return False
+
+
+def _pop_registry(options: dict[str, Any]) -> Registry | None:
+    registry = options.pop("registry", None)
+    register_globally = options.pop("register_globally", True)
+    if registry is not None and not register_globally:
+        raise UserError(
+            "registry= and register_globally=False contradict each other: registry= registers "
+            "there, register_globally=False registers nowhere; drop one"
+        )
+    if registry is not None and not callable(getattr(registry, "register", None)):
+        raise UserError(f"registry= must be an openprogram.registry.Registry, got {registry!r:.60}")
+    if not register_globally:
+        return None
+    return registry if registry is not None else default_registry

@@ -1,0 +1,394 @@
+"""What every HTTP provider shares: configuration, one attempt over httpx, the retry loop.
+
+A wire module subclasses ``HttpProvider`` and fills in five hooks: the URL,
+the auth headers, the request body, the parse of a whole response, and a
+``StreamParser`` for the streamed one. Everything else — deadline handling,
+error classification, retries, cut-off streams, client ownership — lives
+here once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Mapping
+from typing import Any, ClassVar, Protocol, TypeVar
+
+import httpx
+
+from openprogram.exceptions import ConfigurationError, LLMError
+from openprogram.messages import AssistantMessage
+from openprogram.providers._http import (
+    LoopClients,
+    Redactor,
+    error_fields,
+    retry_after_s,
+    status_error,
+    to_timeout,
+)
+from openprogram.providers._reply import ReplyBuilder
+from openprogram.providers._retry import Backoff, deadline_error, with_retries
+from openprogram.providers._wire import load_json, message_events, set_message
+from openprogram.providers.base import (
+    ProviderEvent,
+    ProviderRequest,
+    ResponseDone,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+)
+
+__all__ = ["Decoder", "HttpProvider", "StreamParser"]
+
+T = TypeVar("T")
+_CONTENT = (TextDelta, ThinkingDelta, ToolCallDelta)
+_MAX_ERROR_BODY = 64 * 1024
+_HINTS = {
+    "auth": "check the API key or credentials and that they may use this model",
+    "rate_limit": "slow down, or raise the account's rate limit or quota",
+    "context_length": "shorten the conversation or pick a model with a larger context window",
+    "invalid_request": "check the model name and the request options",
+    "content_filter": "the provider's content policy blocked the request",
+}
+
+
+class Decoder(Protocol):
+    """Splits a response byte stream into wire events (SSE or AWS event stream)."""
+
+    def feed(self, chunk: bytes) -> list[Any]: ...
+
+    def close(self) -> list[Any]: ...
+
+
+class StreamParser:
+    """Turns wire events into provider events, collecting the reply in ``builder``."""
+
+    def __init__(self) -> None:
+        self.builder = ReplyBuilder()
+        self.done = False
+        """Set when the wire's end-of-reply marker arrived (no need to read further)."""
+
+    def feed(self, event: Any) -> list[ProviderEvent]:
+        """Handle one wire event; return the events to pass on."""
+        raise NotImplementedError
+
+    def finish(self, cut_reason: str | None) -> AssistantMessage:
+        """The final message; ``cut_reason`` says why reading stopped early, if it did."""
+        return self.builder.build(cut_reason=cut_reason)
+
+
+class HttpProvider:
+    """Base of the HTTP providers (see the subclasses for the wire details)."""
+
+    default_name: ClassVar[str] = ""
+    default_base_url: ClassVar[str] = ""
+    key_env: ClassVar[str | None] = None
+    """Environment variable holding the API key."""
+    supports_structured_output: ClassVar[bool] = False
+
+    def __init__(
+        self,
+        *,
+        model: str | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        client: httpx.AsyncClient | None = None,
+        stream: bool = True,
+        max_retries: int = 4,
+        timeout: float | httpx.Timeout | None = None,
+        backoff_base_s: float = 0.5,
+        backoff_max_s: float = 20.0,
+        extra_body: Mapping[str, Any] | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        name: str | None = None,
+    ) -> None:
+        if max_retries < 0:
+            raise ValueError(f"max_retries must be >= 0, got {max_retries}")
+        self._model = model
+        self._api_key = api_key
+        self._base_url = (base_url or self.default_base_url).rstrip("/")
+        self._client = client
+        self._stream = stream
+        self._max_retries = max_retries
+        self._timeout = to_timeout(timeout) if timeout is not None else None
+        self._backoff = Backoff(backoff_base_s, backoff_max_s)
+        self._extra_body = dict(extra_body or {})
+        self._extra_headers = dict(extra_headers or {})
+        self._name = name or self.default_name
+        self._key_env = self.key_env
+        self._clients = LoopClients(to_timeout(timeout))
+
+    # -- public surface ------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        """Provider id for events and errors, e.g. ``"openai"``."""
+        return self._name
+
+    @property
+    def model(self) -> str | None:
+        """The default model id."""
+        return self._model
+
+    @property
+    def base_url(self) -> str:
+        """Where requests go."""
+        return self._base_url
+
+    @property
+    def native_structured_output(self) -> bool:
+        """Whether ``ProviderRequest.response_format`` is sent natively."""
+        return self.supports_structured_output
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(model={self._model!r}, base_url={self._base_url!r}, "
+            f"stream={self._stream})"
+        )
+
+    async def aclose(self) -> None:
+        """Close the client this provider owns on the running loop (an injected one stays open)."""
+        await self._clients.aclose()
+
+    async def __aenter__(self: T) -> T:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
+        """Send one request, streaming events and ending with ``ResponseDone``.
+
+        Raises:
+            ConfigurationError: No model or no API key is configured.
+            LLMError: The call failed and no retry is left or allowed.
+        """
+        model = request.model or self._model
+        if not model:
+            raise ConfigurationError(
+                f"{self._name}: no model given: pass model=... to {type(self).__name__}, use "
+                f'a provider string like "{self.default_name}:<model>", or set Runtime(model=...)'
+            )
+        headers = self._auth_headers()
+        body = _merged(self._body(request, model, self._stream), self._extra_body)
+        data = json.dumps(body, ensure_ascii=False).encode()
+        url = self._url(model, self._stream)
+        retries = self._max_retries if request.max_retries is None else request.max_retries
+
+        def attempt() -> AsyncGenerator[ProviderEvent, None]:
+            return self._attempt(url, headers, data, request)
+
+        async for event in with_retries(
+            attempt,
+            body_size=len(data),
+            max_retries=retries,
+            deadline=request.deadline,
+            backoff=self._backoff,
+            provider=self._name,
+            model=model,
+        ):
+            yield event
+
+    # -- hooks for the wire modules ------------------------------------------------------
+
+    def _url(self, model: str, stream: bool) -> str:
+        raise NotImplementedError
+
+    def _auth_headers(self) -> dict[str, str]:
+        raise NotImplementedError
+
+    def _body(self, request: ProviderRequest, model: str, stream: bool) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _parse(self, data: Any, request: ProviderRequest) -> AssistantMessage:
+        raise NotImplementedError
+
+    def _stream_parser(self, request: ProviderRequest) -> StreamParser:
+        raise NotImplementedError
+
+    def _decoder(self) -> Decoder:
+        raise NotImplementedError
+
+    def _finalize(self, message: AssistantMessage, request: ProviderRequest) -> AssistantMessage:
+        """Last touch on a reply before it is returned (undoing a request-side transform)."""
+        return message
+
+    def _sign(self, url: str, headers: dict[str, str], body: bytes) -> dict[str, str]:
+        """Per-attempt signing (Bedrock SigV4); other providers send ``headers`` as is."""
+        return headers
+
+    def _classify(self, status: int, headers: httpx.Headers, body: bytes) -> LLMError:
+        """An HTTP error response as an ``LLMError`` (override for provider-specific codes)."""
+        message, code = error_fields(body)
+        return status_error(status, message, code=code, retry_after=retry_after_s(headers))
+
+    def _secrets(self) -> list[str | None]:
+        return [self._api_key]
+
+    def _require_key(self) -> str:
+        """The API key from ``api_key=`` or the environment, else a ConfigurationError."""
+        key = self._api_key or self._env_key()
+        if not key:
+            where = f"set the {self._key_env} environment variable or " if self._key_env else ""
+            raise ConfigurationError(
+                f"{self._name}: no API key: {where}pass api_key=... to {type(self).__name__}"
+            )
+        return key
+
+    def _env_key(self) -> str | None:
+        # Read at request time, never at construction or import (ARCHITECTURE §13).
+        return os.environ.get(self._key_env) if self._key_env else None
+
+    # -- one attempt ---------------------------------------------------------------------
+
+    async def _attempt(
+        self, url: str, headers: Mapping[str, str], data: bytes, request: ProviderRequest
+    ) -> AsyncGenerator[ProviderEvent, None]:
+        deadline = request.deadline
+        client = self._client or await self._clients.get()
+        sent = {
+            "content-type": "application/json",
+            "accept": "text/event-stream" if self._stream else "application/json",
+            "user-agent": "openprogram",
+            **headers,
+            **self._extra_headers,
+        }
+        sent = self._sign(url, sent, data)
+        timeout = self._timeout if self._timeout is not None else httpx.USE_CLIENT_DEFAULT
+        http_request = client.build_request(
+            "POST", url, headers=sent, content=data, timeout=timeout
+        )
+        try:
+            response = await self._guard(
+                client.send(http_request, stream=True), deadline, "while waiting for the response"
+            )
+            try:
+                async for event in self._response_events(response, request):
+                    yield event
+            finally:
+                await response.aclose()
+        except LLMError as err:
+            # One place scrubs every failure text, whichever wire part produced it.
+            raise self._scrubbed(err) from err.__cause__
+
+    async def _response_events(
+        self, response: httpx.Response, request: ProviderRequest
+    ) -> AsyncGenerator[ProviderEvent, None]:
+        deadline = request.deadline
+        if response.status_code >= 400:
+            raise await self._status_failure(response, deadline)
+        if self._stream:
+            async for event in self._read_stream(response, request):
+                yield event
+            return
+        body = await self._guard(response.aread(), deadline, "while reading the response")
+        message = self._finalize(
+            self._parse(load_json(body, "the response body"), request), request
+        )
+        for event in message_events(message):
+            yield event
+        yield ResponseDone(message)
+
+    async def _status_failure(self, response: httpx.Response, deadline: float | None) -> LLMError:
+        try:
+            body = await self._guard(response.aread(), deadline, "while reading the error")
+        except LLMError:
+            body = b""  # the status alone still classifies the failure; the body was a bonus
+        err = self._classify(response.status_code, response.headers, body[:_MAX_ERROR_BODY])
+        hint = _HINTS.get(err.reason)
+        if hint:
+            set_message(err, f"{err.message} ({hint})")
+        return err
+
+    async def _read_stream(
+        self, response: httpx.Response, request: ProviderRequest
+    ) -> AsyncGenerator[ProviderEvent, None]:
+        deadline = request.deadline
+        decoder, parser = self._decoder(), self._stream_parser(request)
+        chunks = response.aiter_bytes()
+        delivered = False
+        cut: str | None = None
+        while not parser.done:
+            try:
+                chunk = await self._guard(anext(chunks), deadline, "while streaming the reply")
+            except StopAsyncIteration:
+                cut = "the response stream ended before the reply was complete"
+                for event in decoder.close():  # e.g. SSE without a final blank line
+                    for out in parser.feed(event):
+                        yield out
+                break
+            except LLMError as err:
+                if not delivered or (err.reason == "timeout" and not err.retryable):
+                    raise  # nothing passed on yet (retryable), or the deadline: both final here
+                cut = f"the response stream broke: {err.message}"
+                break
+            for wire_event in self._decode(decoder, chunk):
+                for out in parser.feed(wire_event):
+                    delivered = delivered or isinstance(out, _CONTENT)
+                    yield out
+                if parser.done:
+                    break
+        message = self._finalize(parser.finish(None if parser.done else cut), request)
+        if message.stop_reason == "error" and not delivered and not parser.done:
+            raise LLMError(
+                "the response stream ended before any content arrived",
+                reason="transport",
+                retryable=True,
+            )
+        yield ResponseDone(message)
+
+    def _decode(self, decoder: Decoder, chunk: bytes) -> list[Any]:
+        try:
+            return decoder.feed(chunk)
+        except ValueError as exc:  # EventStreamError: corrupt framing, nothing more is readable
+            raise LLMError(f"the response stream is corrupt: {exc}", reason="server") from None
+
+    async def _guard(self, aw: Awaitable[T], deadline: float | None, what: str) -> T:
+        """Await ``aw`` within the deadline, turning transport failures into ``LLMError``."""
+        try:
+            if deadline is None:
+                return await aw
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                _discard(aw)
+                raise deadline_error(what)
+            async with asyncio.timeout(remaining):
+                return await aw
+        except TimeoutError:
+            raise deadline_error(what) from None
+        except httpx.TimeoutException as exc:
+            raise LLMError(
+                f"timed out {what}: {type(exc).__name__}", reason="timeout", retryable=True
+            ) from exc
+        except httpx.TransportError as exc:
+            text = str(exc) or type(exc).__name__
+            raise LLMError(
+                f"connection failed {what}: {text}", reason="transport", retryable=True
+            ) from exc
+
+    def _scrubbed(self, err: LLMError) -> LLMError:
+        redact = Redactor(self._secrets())
+        set_message(err, redact(err.message))
+        if err.provider_message is not None:
+            err.provider_message = redact(err.provider_message)
+        return err
+
+
+def _discard(aw: Awaitable[Any]) -> None:
+    close = getattr(aw, "close", None)
+    if close is not None:
+        close()  # a coroutine never awaited would warn "was never awaited"
+
+
+def _merged(body: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """``extra_body`` laid over the body; nested objects merge, so e.g. Gemini's
+    ``generationConfig`` can gain a temperature and keep its response schema."""
+    for key, value in extra.items():
+        current = body.get(key)
+        if isinstance(current, dict) and isinstance(value, Mapping):
+            body[key] = _merged(dict(current), value)
+        else:
+            body[key] = value
+    return body

@@ -1,0 +1,102 @@
+"""Incremental Server-Sent Events parser (WHATWG HTML "server-sent events" §9.2).
+
+Bytes arrive in arbitrary pieces: a multi-byte UTF-8 character, a ``\\r\\n``
+pair or a field name may be split across two reads. ``SSEDecoder.feed`` keeps
+whatever is incomplete and returns only whole events, so callers never see a
+fragment. Lines may end in ``\\r\\n``, ``\\n`` or ``\\r``; comment lines (``:``)
+are skipped; several ``data:`` lines join with ``\\n``.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from dataclasses import dataclass
+
+__all__ = ["SSEDecoder", "SSEEvent"]
+
+_EOL = re.compile(r"\r\n|\r|\n")
+
+
+@dataclass(frozen=True, slots=True)
+class SSEEvent:
+    """One dispatched event."""
+
+    event: str
+    """The ``event:`` field, ``"message"`` when absent."""
+    data: str
+    """The ``data:`` lines joined with ``\\n``."""
+    id: str | None = None
+    """The last event id seen, if any."""
+
+
+class SSEDecoder:
+    """Turns a byte stream into ``SSEEvent``s, whatever the chunk boundaries."""
+
+    def __init__(self) -> None:
+        self._utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._line = ""  # text after the last line end, not yet a whole line
+        self._skip_lf = False  # the previous chunk ended in "\r": a leading "\n" belongs to it
+        self._started = False
+        self._data: list[str] = []
+        self._event = ""
+        self._last_id: str | None = None
+
+    def feed(self, chunk: bytes) -> list[SSEEvent]:
+        """Add bytes; return the events they complete."""
+        text = self._utf8.decode(chunk)
+        return self._feed_text(text)
+
+    def close(self) -> list[SSEEvent]:
+        """End of stream: dispatch an event whose lines all arrived but whose blank line did not.
+
+        The spec discards such an event; some OpenAI-compatible servers close
+        the connection right after the last ``data:`` line, so a complete line
+        is kept. A trailing partial line is still dropped: it was cut off.
+        """
+        events = self._feed_text(self._utf8.decode(b"", final=True))
+        self._line = ""
+        return events + self._dispatch()
+
+    def _feed_text(self, text: str) -> list[SSEEvent]:
+        if not self._started and text:
+            self._started = True
+            text = text.removeprefix("\ufeff")
+        if self._skip_lf and text:
+            self._skip_lf = False
+            text = text.removeprefix("\n")
+        buf = self._line + text
+        events: list[SSEEvent] = []
+        pos = 0
+        while (m := _EOL.search(buf, pos)) is not None:
+            line = buf[pos : m.start()]
+            pos = m.end()
+            if m.group() == "\r" and pos == len(buf):
+                self._skip_lf = True
+            if line:
+                self._field(line)
+            else:
+                events.extend(self._dispatch())
+        self._line = buf[pos:]
+        return events
+
+    def _field(self, line: str) -> None:
+        if line.startswith(":"):
+            return  # comment, e.g. a keep-alive ": ping"
+        name, sep, value = line.partition(":")
+        if sep and value.startswith(" "):
+            value = value[1:]
+        if name == "data":
+            self._data.append(value)
+        elif name == "event":
+            self._event = value
+        elif name == "id" and "\0" not in value:
+            self._last_id = value
+        # "retry" and unknown fields are ignored: reconnection is not used here.
+
+    def _dispatch(self) -> list[SSEEvent]:
+        data, event = self._data, self._event
+        self._data, self._event = [], ""
+        if not data:
+            return []
+        return [SSEEvent(event=event or "message", data="\n".join(data), id=self._last_id)]

@@ -1,0 +1,176 @@
+"""Small mapping helpers several wire formats share."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from openprogram.exceptions import LLMError, UserError
+from openprogram.messages import (
+    AssistantContent,
+    AssistantMessage,
+    ImageContent,
+    Message,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+)
+from openprogram.providers._schema import openai_strict, strip_strict_nulls
+from openprogram.providers.base import (
+    ProviderEvent,
+    ProviderRequest,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    ToolChoice,
+    ToolSpec,
+)
+
+__all__ = [
+    "call_meta",
+    "data_url",
+    "forced_tool_name",
+    "json_arguments",
+    "load_json",
+    "message_events",
+    "safe_name",
+    "set_message",
+    "tool_parameters",
+    "undo_strict",
+]
+
+_NAME_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
+_EMPTY_OBJECT: dict[str, Any] = {"type": "object", "properties": {}}
+
+
+def forced_tool_name(choice: ToolChoice) -> str | None:
+    """The tool a ``{"type": "function", "name": X}`` choice forces; ``None`` for a mode string.
+
+    Raises:
+        UserError: ``choice`` is neither a known mode nor a forced-tool mapping.
+    """
+    if isinstance(choice, str):
+        if choice in ("auto", "required", "none"):
+            return None
+        raise UserError(
+            f'tool_choice={choice!r} is not known: use "auto", "required", "none" '
+            'or {"type": "function", "name": "<tool>"}'
+        )
+    name = choice.get("name")
+    if choice.get("type") == "function" and isinstance(name, str) and name:
+        return name
+    raise UserError(
+        f'tool_choice={dict(choice)!r} is not known: a forced tool is {{"type": "function", '
+        '"name": "<tool>"}'
+    )
+
+
+def tool_parameters(spec: ToolSpec) -> dict[str, Any]:
+    """A tool's parameter schema, an empty object schema when it has none."""
+    params = spec.get("parameters")
+    return dict(params) if isinstance(params, Mapping) and params else dict(_EMPTY_OBJECT)
+
+
+def data_url(image: ImageContent) -> str:
+    """``data:<mime>;base64,<data>`` for wires that take images as URLs."""
+    return f"data:{image.mime_type};base64,{image.data}"
+
+
+def safe_name(name: str) -> str:
+    """A schema name made of the characters every provider accepts (1-64 of ``[A-Za-z0-9_-]``)."""
+    return _NAME_CHARS.sub("_", name)[:64] or "response"
+
+
+def json_arguments(call: ToolCall) -> str:
+    """A call's arguments as the JSON text the wire carries."""
+    return json.dumps(dict(call.arguments), ensure_ascii=False)
+
+
+def call_meta(messages: Sequence[Message]) -> dict[str, Mapping[str, Any]]:
+    """``call id → provider_meta`` of every tool call in the history (for replaying ids)."""
+    out: dict[str, Mapping[str, Any]] = {}
+    for message in messages:
+        if isinstance(message, AssistantMessage):
+            for call in message.tool_calls:
+                out[call.id] = call.provider_meta or {}
+    return out
+
+
+def undo_strict(
+    message: AssistantMessage, request: ProviderRequest, *, strict_tools: bool
+) -> AssistantMessage:
+    """Drop the nulls strict mode made the model write (see ``strip_strict_nulls``).
+
+    Applies to the arguments of tools that were sent strict and to a JSON
+    answer given under a strict ``response_format``, so both validate against
+    the schemas the program declared.
+    """
+    schemas = {
+        spec["name"]: tool_parameters(spec)
+        for spec in request.tools
+        if (strict_tools or spec.get("strict") is True)
+        and openai_strict(tool_parameters(spec)) is not None
+    }
+    fmt = request.response_format
+    answer = fmt.schema if fmt is not None and fmt.strict and openai_strict(fmt.schema) else None
+    if not schemas and answer is None:
+        return message
+    content: list[AssistantContent] = []
+    for block in message.content:
+        if isinstance(block, ToolCall) and block.name in schemas:
+            arguments = strip_strict_nulls(dict(block.arguments), schemas[block.name])
+            content.append(replace(block, arguments=arguments))
+        elif isinstance(block, TextContent) and answer is not None:
+            content.append(replace(block, text=_strip_answer(block.text, answer)))
+        else:
+            content.append(block)
+    return replace(message, content=tuple(content))
+
+
+def _strip_answer(text: str, schema: Mapping[str, Any]) -> str:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text  # not a JSON answer (yet): the runtime's own checks report it
+    stripped = strip_strict_nulls(value, schema)
+    return text if stripped == value else json.dumps(stripped, ensure_ascii=False)
+
+
+def load_json(data: str | bytes, what: str) -> Any:
+    """Parse JSON from the wire; malformed JSON is a non-retryable ``server`` error."""
+    try:
+        return json.loads(data)
+    except ValueError as exc:
+        shown = data[:200] if isinstance(data, str) else data[:200].decode(errors="replace")
+        raise LLMError(
+            f"the provider sent malformed JSON in {what} ({exc}): {shown!r}",
+            reason="server",
+            retryable=False,
+        ) from None
+
+
+def message_events(message: AssistantMessage) -> list[ProviderEvent]:
+    """Delta events equivalent to a whole (non-streamed) message, so listeners see its text."""
+    events: list[ProviderEvent] = []
+    index = 0
+    for block in message.content:
+        if isinstance(block, TextContent) and block.text:
+            events.append(TextDelta(block.text))
+        elif isinstance(block, ThinkingContent) and block.text:
+            events.append(ThinkingDelta(block.text))
+        elif isinstance(block, ToolCall):
+            raw = json.dumps(dict(block.arguments))
+            events.append(
+                ToolCallDelta(index=index, id=block.id, name=block.name, arguments_delta=raw)
+            )
+            index += 1
+    return events
+
+
+def set_message(err: LLMError, message: str) -> None:
+    """Replace an ``LLMError``'s text everywhere it is kept (``str``, ``repr``, ``args``)."""
+    err.message = message
+    err.args = (message,)

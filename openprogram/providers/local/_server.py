@@ -1,0 +1,287 @@
+"""Start and supervise the embedded llama.cpp server (xllamacpp) in a child process.
+
+One server per process, started on first use: the child loads the model,
+binds a free port on 127.0.0.1 and prints its URL; the parent then polls
+``GET /health`` until it answers 200. A child keeps the model's memory and
+any native crash out of the user's process, and can be stopped for real.
+
+Lifetime: the child blocks reading its stdin, so it exits when the parent
+closes the pipe (``stop()``, registered with ``atexit`` at the first start)
+or dies in any way, even ``SIGKILL``. ``ensure()`` restarts a child that has
+exited; ``ensure(check_health=True)`` also replaces one that stopped
+answering. A forked process starts its own server rather than share its
+parent's.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import queue
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from importlib import resources
+from pathlib import Path
+from typing import IO, Any
+
+import httpx
+
+from openprogram.exceptions import LLMError
+from openprogram.providers._wire import set_message
+from openprogram.providers.local._weights import ensure_weights
+
+__all__ = ["LOCAL_MODEL", "ServerOptions", "Supervisor", "chat_template", "default_supervisor"]
+
+LOCAL_MODEL = "qwen2.5-coder-0.5b"
+"""The embedded model's id (``"local:qwen2.5-coder-0.5b"`` as a provider string)."""
+
+_READY = "OPENPROGRAM-LOCAL-READY"
+_CHILD_CODE = "from openprogram.providers.local._server import child_main; child_main()"
+_PACKAGE_ROOT = Path(__file__).resolve().parents[3]  # the folder holding openprogram/
+_LOG_TAIL_BYTES = 4000
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerOptions:
+    """How the child server is configured."""
+
+    context_tokens: int = 8192
+    """KV-cache size in tokens (the model supports 32k; 8k keeps RAM near 0.7 GB)."""
+    temperature: float = 0.2
+    """Default sampling temperature when a request sets none (low: steadier tool calls)."""
+    threads: int | None = None
+    """CPU threads for generation; ``None`` lets llama.cpp pick (physical cores)."""
+    prompt_cache_mib: int = 256
+    """RAM for llama.cpp's prompt cache (its default, 8 GiB, is far more than this model needs)."""
+    start_timeout_s: float = 180.0
+    """How long the child may take to load the model and answer ``/health``."""
+
+
+def chat_template() -> str:
+    """The Jinja chat template shipped with openprogram (see ``docs/local-model.md``)."""
+    files = resources.files("openprogram.providers.local")
+    return files.joinpath("chat_template.jinja").read_text(encoding="utf-8")
+
+
+class Supervisor:
+    """Owns at most one child server for this process. Thread-safe."""
+
+    def __init__(self, options: ServerOptions | None = None) -> None:
+        self._options = options or ServerOptions()
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._log: IO[bytes] | None = None
+        self._url: str | None = None
+        self._owner = os.getpid()
+        self._atexit = False
+
+    @property
+    def base_url(self) -> str | None:
+        """``http://127.0.0.1:PORT/v1`` of a running server, else ``None``."""
+        with self._lock:
+            return f"{self._url}/v1" if self._url and self._alive() else None
+
+    @property
+    def pid(self) -> int | None:
+        """Process id of a running child, else ``None``."""
+        with self._lock:
+            return self._proc.pid if self._proc is not None and self._alive() else None
+
+    def ensure(self, *, check_health: bool = False) -> str:
+        """The server's base URL (with ``/v1``), starting or restarting it as needed.
+
+        Args:
+            check_health: Also ask ``/health`` and replace a server that does not answer.
+
+        Raises:
+            ConfigurationError: The ``local`` extra is missing or its weights are broken.
+            LLMError: The server did not come up (the message ends with its log).
+        """
+        with self._lock:
+            if os.getpid() != self._owner:  # forked: the child process is not ours
+                self._proc, self._log, self._url, self._owner = None, None, None, os.getpid()
+            if self._url and self._alive() and (not check_health or _healthy(self._url)):
+                return f"{self._url}/v1"
+            self._stop_locked()
+            self._url = self._start_locked()
+            return f"{self._url}/v1"
+
+    def stop(self) -> None:
+        """Stop the child if one runs (idempotent; also runs at interpreter exit)."""
+        with self._lock:
+            self._stop_locked()
+
+    def _alive(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def _start_locked(self) -> str:
+        weights = ensure_weights()  # before the clock starts: the first join takes a while
+        config = {"model": str(weights), "template": chat_template(), **asdict(self._options)}
+        self._log = tempfile.TemporaryFile()  # noqa: SIM115 -- lives as long as the child
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (str(_PACKAGE_ROOT), env.get("PYTHONPATH", "")) if p
+        )
+        self._proc = subprocess.Popen(
+            [sys.executable, "-c", _CHILD_CODE, json.dumps(config)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._log,
+            env=env,
+        )
+        if not self._atexit:
+            atexit.register(self.stop)
+            self._atexit = True
+        deadline = time.monotonic() + self._options.start_timeout_s
+        try:
+            url = _await_ready_line(self._proc, deadline)
+            _await_health(url, self._proc, deadline)
+        except LLMError as err:
+            tail = self._log_tail()
+            self._stop_locked()
+            set_message(err, f"{err.message}\n--- server log (last lines) ---\n{tail}")
+            raise
+        return url
+
+    def _stop_locked(self) -> None:
+        proc, log = self._proc, self._log
+        self._proc, self._log, self._url = None, None, None
+        if proc is not None:
+            _terminate(proc)
+        if log is not None:
+            log.close()
+
+    def _log_tail(self) -> str:
+        if self._log is None:
+            return "(no log)"
+        self._log.flush()
+        size = self._log.seek(0, os.SEEK_END)
+        self._log.seek(max(0, size - _LOG_TAIL_BYTES))
+        return self._log.read().decode("utf-8", errors="replace").strip() or "(empty)"
+
+
+_default: Supervisor | None = None
+_default_lock = threading.Lock()
+
+
+def default_supervisor() -> Supervisor:
+    """The process-wide supervisor (created on first call, not at import)."""
+    global _default  # noqa: PLW0603 -- the one lazily created process-wide instance
+    with _default_lock:
+        if _default is None:
+            _default = Supervisor()
+        return _default
+
+
+def _start_error(message: str) -> LLMError:
+    return LLMError(
+        f"the local model server did not start: {message}",
+        reason="server",
+        provider="local",
+        model=LOCAL_MODEL,
+    )
+
+
+def _await_ready_line(proc: subprocess.Popen[bytes], deadline: float) -> str:
+    lines: queue.Queue[bytes] = queue.Queue()
+    assert proc.stdout is not None
+    stdout = proc.stdout
+    threading.Thread(target=lambda: lines.put(stdout.readline()), daemon=True).start()
+    while time.monotonic() < deadline:
+        try:
+            line = lines.get(timeout=0.2).decode("utf-8", errors="replace").strip()
+        except queue.Empty:
+            if proc.poll() is not None:
+                raise _start_error(f"the process exited with code {proc.returncode}") from None
+            continue
+        if line.startswith(_READY + " "):
+            return line.removeprefix(_READY + " ").strip().rstrip("/")
+        raise _start_error(f"unexpected first line from the server process: {line!r}")
+    raise _start_error("it did not load the model in time (the machine may be busy)")
+
+
+def _await_health(url: str, proc: subprocess.Popen[bytes], deadline: float) -> None:
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise _start_error(f"the process exited with code {proc.returncode}")
+        if _healthy(url):
+            return
+        time.sleep(0.1)
+    raise _start_error(f"{url}/health did not answer 200 in time")
+
+
+def _healthy(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/health", timeout=5.0).status_code == 200
+    except httpx.HTTPError:  # refused or timed out: simply not healthy (yet)
+        return False
+
+
+def _terminate(proc: subprocess.Popen[bytes]) -> None:
+    if proc.stdin is not None:
+        # A broken pipe means the child already died: there is nobody left to tell.
+        with contextlib.suppress(OSError):
+            proc.stdin.close()  # the child's cue to exit
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    if proc.stdout is not None:
+        proc.stdout.close()
+
+
+# -- the child side -------------------------------------------------------------------------
+
+
+def child_main() -> None:
+    """Entry point of the child process: serve until stdin closes (internal)."""
+    config = json.loads(sys.argv[1])
+    server, url = _start_xllamacpp(config)
+    sys.stdout.write(f"{_READY} {url}\n")
+    sys.stdout.flush()
+    os.dup2(2, 1)  # nobody reads the pipe from now on: later stdout output goes to the log
+    sys.stdin.buffer.read()  # blocks until the parent closes the pipe or dies
+    del server
+    # Skip interpreter teardown: llama.cpp's server threads need not be joined to exit.
+    os._exit(0)
+
+
+def _start_xllamacpp(config: Mapping[str, Any]) -> tuple[object, str]:
+    """Load the model and start serving; returns the server object and its root URL."""
+    # Imported here, in the child only: the optional extra must not load with openprogram.
+    import xllamacpp  # type: ignore[import-untyped,import-not-found,unused-ignore]  # noqa: PLC0415
+
+    params = xllamacpp.CommonParams()
+    params.model.path = config["model"]
+    params.chat_template = config["template"]
+    params.use_jinja = True
+    params.hostnames = ["127.0.0.1"]
+    params.port = 0  # the OS picks a free port; listening_address reports it
+    params.model_alias = {LOCAL_MODEL}
+    params.n_ctx = int(config["context_tokens"])
+    params.n_parallel = 1
+    params.cache_ram_mib = int(config["prompt_cache_mib"])
+    params.sampling.temp = float(config["temperature"])
+    # Loopback only, and no web page may read its answers: no CORS origin, no UI, no slots.
+    params.cors_origins = ""
+    params.cors_origins_explicit = True
+    params.ui = False
+    params.endpoint_slots = False
+    params.verbosity = 2  # warnings and errors, e.g. the model output llama.cpp could not parse
+    if config.get("threads"):
+        params.cpuparams.n_threads = int(config["threads"])
+        params.cpuparams_batch.n_threads = int(config["threads"])
+    server = xllamacpp.Server(params)
+    return server, str(server.listening_address)

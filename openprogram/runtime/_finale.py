@@ -1,0 +1,144 @@
+"""How an exec ends when it must return more than text: a decision or a structured answer.
+
+``exec(choices=...)`` and ``exec(response_format=...)`` change three things in
+the loop, all kept here: what requests carry (the menu text or schema
+instructions, the hidden submit tool, the native ``response_format``), how a
+final reply becomes the output (a pick carried out, an answer validated), and
+the one re-ask or repair turn a bad final reply gets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from openprogram._structured.turns import Finished, Repair, StructuredTurns
+from openprogram.context import use_current_runtime, use_current_tools
+from openprogram.decision import DecisionMenu, DecisionTurns, Reask
+from openprogram.messages import AssistantMessage, Message, TextContent, ToolCall, UserMessage
+from openprogram.providers.base import Provider, ResponseFormat, ToolChoice, ToolSpec
+from openprogram.runtime._options import ExecOptions
+from openprogram.structured import choose_strategy, output_schema
+
+__all__ = ["Again", "Finale", "with_instructions"]
+
+
+@dataclass(frozen=True, slots=True)
+class Again:
+    """The final reply was bad: append ``messages`` and call the model once more."""
+
+    messages: tuple[Message, ...]
+    """The re-ask or repair messages."""
+    tool_choice: ToolChoice | None = None
+    """``tool_choice`` of that call, when it must be forced."""
+
+
+class Finale:
+    """The decision or structured-output side of one exec (``None`` when it returns text)."""
+
+    def __init__(
+        self, *, decision: DecisionTurns | None = None, structured: StructuredTurns | None = None
+    ) -> None:
+        """Wrap the turns of one kind (exactly one of the two is given)."""
+        self.decision = decision
+        self.structured = structured
+
+    @classmethod
+    def of(cls, options: ExecOptions, provider: Provider, taken: Iterable[str]) -> Finale | None:
+        """The finale ``options`` ask for, normalised before any request is sent.
+
+        Args:
+            options: The exec's options (``choices`` and ``response_format`` exclude each other).
+            provider: Its provider (native structured output or not).
+            taken: Tool names on the menu, which the submit tool must avoid.
+
+        Raises:
+            UserError: The choices are malformed.
+            StructuredOutputError: The response format is unusable or unsupported.
+        """
+        if options.choices is not None:
+            return cls(decision=DecisionTurns(DecisionMenu.of(options.choices)))
+        if options.response_format is not None:
+            output = output_schema(options.response_format)
+            strategy = choose_strategy(provider, options.structured_fallback)
+            return cls(structured=StructuredTurns(output, strategy, taken_names=taken))
+        return None
+
+    @property
+    def instructions(self) -> str | None:
+        """Text added to the user's request (the menu, or how to answer)."""
+        if self.decision is not None:
+            return self.decision.instructions
+        assert self.structured is not None
+        return self.structured.instructions
+
+    @property
+    def response_format(self) -> ResponseFormat | None:
+        """Native structured-output request, if that is the strategy."""
+        return self.structured.response_format if self.structured is not None else None
+
+    def shape(
+        self, tools: tuple[ToolSpec, ...], choice: ToolChoice, parallel: bool
+    ) -> tuple[tuple[ToolSpec, ...], ToolChoice, bool]:
+        """Add the submit tool to a request: one call at a time while it is offered.
+
+        With ``tool_choice="none"`` the caller's tools are withheld and the submit
+        tool is forced, since submitting is then the only way to answer.
+        """
+        spec = self.structured.submit_spec if self.structured is not None else None
+        if spec is None:
+            return tools, choice, parallel
+        if choice == "none":
+            return (spec,), {"type": "function", "name": spec["name"]}, False
+        return (*tools, spec), choice, False
+
+    def submissions(self, reply: AssistantMessage) -> list[ToolCall]:
+        """The calls of ``reply`` that submit the structured answer."""
+        if self.structured is None or self.structured.submit_name is None:
+            return []
+        return self.structured.submit_calls(reply)
+
+    def last_chance(self) -> None:
+        """No re-ask or repair turn is left: the next bad final reply raises."""
+        if self.decision is not None:
+            self.decision.last_chance()
+        if self.structured is not None:
+            self.structured.last_chance()
+
+    async def conclude(self, reply: AssistantMessage, scope: Any, runtime: Any) -> Any:
+        """Judge a final reply (submissions already separated from other calls).
+
+        Returns:
+            ``Again`` for one more model call, or the exec's output.
+
+        Raises:
+            DecisionError: The pick is still bad after the re-ask.
+            StructuredOutputError: The answer is still bad after the repair turn.
+        """
+        if self.decision is not None:
+            step = self.decision.judge(reply)
+            if isinstance(step, Reask):
+                return Again((step.message,))
+            # The picked function is the exec's next step: it runs in the exec's scope,
+            # so execs inside it nest below this one and inherit its vetoes.
+            with use_current_tools(scope), use_current_runtime(runtime):
+                return await self.decision.menu.run(step, runtime)
+        assert self.structured is not None
+        turns = self.structured
+        submitted = bool(self.submissions(reply))
+        verdict = turns.judge_submission(reply) if submitted else turns.judge_text(reply)
+        if isinstance(verdict, Repair):
+            return Again(verdict.messages, verdict.tool_choice)
+        assert isinstance(verdict, Finished)
+        return verdict.value
+
+
+def with_instructions(message: UserMessage, finale: Finale | None) -> UserMessage:
+    """The user's message with the finale's instructions appended (unchanged without any)."""
+    extra = finale.instructions if finale is not None else None
+    if not extra:
+        return message
+    if isinstance(message.content, str):
+        return UserMessage(f"{message.content}\n\n{extra}")
+    return UserMessage((*message.content, TextContent(f"\n\n{extra}")))

@@ -1,0 +1,334 @@
+"""The tool loop (seed 000's ``_run_loop``), one function per step.
+
+1. ``request_reply``: request → provider → one ``AssistantMessage``;
+2. ``stopped``: ``stop_reason`` ``error`` raises ``LLMError``, ``aborted`` ends the run;
+3. no ``ToolCall`` → ``finish``: its text is the result (unless steering or a
+   follow-up is queued, which starts another round);
+4. ``execute_calls``: run the calls, append one ``ToolResultMessage`` per call, go to 1.
+
+Before every model call, queued steering messages are delivered
+(``deliver_steering``). The number of model calls is capped by
+``ExecOptions.cap``; when the loop needs one more, ``at_cap`` applies
+``on_max_iterations``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from openprogram.context import use_current_runtime, use_current_tools
+from openprogram.events import (
+    AgentResponseReceived,
+    MaxIterationsReached,
+    ProviderError,
+    ProviderRateLimited,
+    ProviderRequestSent,
+    ProviderResponseReceived,
+    TokensConsumed,
+    digest,
+    size_bytes,
+)
+from openprogram.exceptions import LLMError, MaxIterationsExceeded
+from openprogram.messages import AssistantMessage, ToolCall
+from openprogram.providers.base import (
+    ProviderEvent,
+    ProviderRequest,
+    RequestSent,
+    ResponseDone,
+    RetryScheduled,
+    TextDelta,
+    ThinkingDelta,
+    ToolChoice,
+)
+from openprogram.runtime._executor import Batch, run_batch, skip_calls
+from openprogram.runtime._finale import Again
+from openprogram.runtime._run import RunState
+from openprogram.runtime._stream import StreamTextDelta, StreamThinkingDelta, StreamToolCall
+
+__all__ = ["run_loop"]
+
+_CAP_SKIP = "Not run: this exec reached its limit of model calls (max_iterations)."
+
+
+async def run_loop(run: RunState) -> Any:
+    """Drive the run until a final answer, a stop, or the iteration cap; return the output."""
+    choice: ToolChoice = run.options.tool_choice
+    while True:
+        if run.iterations >= run.options.cap:
+            return await at_cap(run)
+        deliver_steering(run)
+        reply = await request_reply(run, choice)
+        # "required" and a forced name bind the first call only, so the model can finish.
+        choice = "none" if run.options.tool_choice == "none" else "auto"
+        if stopped(run, reply):
+            return run.output
+        submitted = run.finale.submissions(reply) if run.finale is not None else []
+        if reply.tool_calls and not submitted:
+            await execute_calls(run, reply.tool_calls)
+            continue
+        if not submitted and wants_another_round(run, reply):
+            continue
+        step = await conclude(run, reply, submitted)
+        if not isinstance(step, Again):
+            return step
+        run.messages.extend(step.messages)  # the one re-ask or repair turn
+        choice = step.tool_choice or choice
+
+
+def deliver_steering(run: RunState) -> None:
+    """Append queued steering messages, so the next model call sees them (top-level runs only)."""
+    if run.parent is None:
+        run.messages.extend(run.runtime.take_steering())
+
+
+async def request_reply(run: RunState, choice: ToolChoice) -> AssistantMessage:
+    """Step 1: one model call; returns the reply, already appended to the conversation."""
+    run.iterations += 1
+    run.step_id = f"s{run.iterations}"
+    tools, parallel = run.scope.menu.core.specs, run.options.parallel_tool_calls
+    if run.finale is not None:
+        tools, choice, parallel = run.finale.shape(tools, choice, parallel)
+    request = ProviderRequest(
+        model=run.model,
+        system=run.request_system(),
+        messages=tuple(run.messages),
+        tools=tools,
+        tool_choice=choice,
+        parallel_tool_calls=parallel,
+        response_format=run.finale.response_format if run.finale is not None else None,
+        deadline=run.deadline,
+        max_retries=run.runtime.max_retries,
+    )
+    started = time.monotonic()
+    reply = await _consume(run, run.provider.stream(request))
+    run.messages.append(reply)
+    run.usage += reply.usage
+    usage = reply.usage
+    run.emit(
+        ProviderResponseReceived,
+        provider_id=run.provider.name,
+        model_id=reply.model or run.model,
+        tokens={
+            "input": usage.input_tokens,
+            "output": usage.output_tokens,
+            "total": usage.total_tokens,
+        },
+        latency_ms=(time.monotonic() - started) * 1000,
+        stop_reason=reply.stop_reason,
+        tool_calls=len(reply.tool_calls),
+    )
+    run.emit(
+        TokensConsumed,
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        total_tokens=usage.total_tokens,
+        cached_tokens=usage.cached_tokens,
+    )
+    return reply
+
+
+async def _consume(run: RunState, events: AsyncIterator[ProviderEvent]) -> AssistantMessage:
+    provider_id = run.provider.name
+    try:
+        async for event in events:
+            if isinstance(event, ResponseDone):
+                return event.message
+            if isinstance(event, TextDelta):
+                run.stream(StreamTextDelta, text=event.text)
+            elif isinstance(event, ThinkingDelta):
+                run.stream(StreamThinkingDelta, text=event.text)
+            elif isinstance(event, RequestSent):
+                run.emit(
+                    ProviderRequestSent,
+                    provider_id=provider_id,
+                    model_id=run.model,
+                    prompt_size_bytes=event.prompt_size_bytes,
+                    attempt=event.attempt,
+                )
+            elif isinstance(event, RetryScheduled):
+                _retry_scheduled(run, event)
+    except LLMError as exc:
+        _provider_error(run, exc, retrying=False, attempt=exc.attempts)
+        raise
+    finally:
+        aclose = getattr(events, "aclose", None)
+        if aclose is not None:  # end the provider's stream (and its HTTP response) promptly
+            await aclose()
+    raise LLMError(
+        f"provider {provider_id!r} ended its stream without a ResponseDone event; "
+        "a Provider.stream must end with ResponseDone(message)",
+        reason="server",
+        provider=provider_id,
+        model=run.model,
+    )
+
+
+def _retry_scheduled(run: RunState, event: RetryScheduled) -> None:
+    error = event.error
+    if error.reason == "rate_limit":
+        wait = error.retry_after_s if error.retry_after_s is not None else event.delay_s
+        run.emit(
+            ProviderRateLimited,
+            provider_id=run.provider.name,
+            retry_after_seconds=wait,
+            attempt=event.attempt,
+        )
+    else:
+        _provider_error(run, error, retrying=True, attempt=event.attempt)
+
+
+def _provider_error(run: RunState, error: LLMError, *, retrying: bool, attempt: int) -> None:
+    run.emit(
+        ProviderError,
+        provider_id=run.provider.name,
+        reason=error.reason,
+        message=error.message,
+        http_status=error.http_status,
+        retrying=retrying,
+        attempt=attempt,
+    )
+
+
+def stopped(run: RunState, reply: AssistantMessage) -> bool:
+    """Step 2: ``error`` raises ``LLMError``; ``aborted`` ends the run with the text so far."""
+    if reply.stop_reason == "aborted":
+        run.stop_reason = "aborted"
+        run.output = reply.text
+        return True
+    if reply.stop_reason == "error":
+        error = LLMError(
+            reply.error or "the provider reported an error without details",
+            reason="server",
+            provider=run.provider.name,
+            model=reply.model or run.model,
+        )
+        _provider_error(run, error, retrying=False, attempt=1)
+        raise error
+    return False
+
+
+async def execute_calls(run: RunState, calls: list[ToolCall]) -> None:
+    """Step 4: run the calls with the exec's scope and runtime current; append the results."""
+    scope, runtime = run.scope, run.runtime
+    if run.streaming:
+        for call in calls:
+            run.stream(StreamToolCall, call=call)
+    menu = scope.menu.core
+    batch = Batch(
+        tools=menu.tools,
+        emitter=run,
+        runtime=runtime,
+        deps=runtime.deps,
+        approval=runtime.approval,
+        sequential=not run.options.parallel_tool_calls,
+        deferred=menu.deferred_names,
+        schema_hashes=menu.schema_hashes,
+        depth_limit=runtime.max_depth if scope.depth >= runtime.max_depth else None,
+        interrupted=runtime.steering_pending if run.parent is None else None,
+        failures=run.failures,
+    )
+    with use_current_tools(scope), use_current_runtime(runtime):
+        results = await run_batch(calls, batch)
+    run.messages.extend(results)
+
+
+def wants_another_round(run: RunState, reply: AssistantMessage) -> bool:
+    """After a text answer: queued steering or follow-ups start another round (seed 000).
+
+    Both are the user's messages to the top-level conversation, so runs nested in
+    tool bodies neither take nor wait for them.
+    """
+    _answered(run, reply)
+    if run.parent is not None:
+        return False
+    if run.runtime.steering_pending():
+        return True  # delivered at the top of the next round
+    follow_ups = run.runtime.take_follow_ups()
+    run.messages.extend(follow_ups)
+    return bool(follow_ups)
+
+
+def _answered(run: RunState, reply: AssistantMessage) -> None:
+    text = reply.text
+    run.emit(
+        AgentResponseReceived,
+        text_hash=digest(text),
+        text_size_bytes=size_bytes(text),
+        text=text if run.trace_payloads else None,
+    )
+
+
+def finish(run: RunState, reply: AssistantMessage) -> Any:
+    """Step 3: the text answer is the output."""
+    run.stop_reason = reply.stop_reason if reply.stop_reason != "tool_calls" else "stop"
+    run.output = reply.text
+    return run.output
+
+
+async def conclude(run: RunState, reply: AssistantMessage, submitted: list[ToolCall]) -> Any:
+    """Step 3 with ``choices``/``response_format``: the final reply becomes the output.
+
+    Other calls of a reply that submits the structured answer run first (the
+    submit tool itself never runs). Returns the output, or ``Again`` when the
+    reply earns its one re-ask or repair turn.
+    """
+    if run.finale is None:
+        return finish(run, reply)
+    others = [c for c in reply.tool_calls if c not in submitted]
+    if others:
+        await execute_calls(run, others)
+    step = await run.finale.conclude(reply, run.scope, run.runtime)
+    if not isinstance(step, Again):
+        run.stop_reason = "stop"
+        run.output = step
+    return step
+
+
+async def at_cap(run: RunState) -> Any:
+    """The loop needs another model call but the cap is reached: apply ``on_max_iterations``."""
+    action = run.options.on_max_iterations
+    run.emit(
+        MaxIterationsReached,
+        iterations=run.iterations,
+        max_iterations=run.options.cap,
+        action=action,
+    )
+    run.stop_reason = "max_iterations"
+    if action == "raise":
+        raise MaxIterationsExceeded(
+            f"exec made {run.iterations} model calls (max_iterations={run.options.max_iterations}, "
+            f"effective cap {run.options.cap}, at most 50) and the model still wanted to go on; "
+            "raise max_iterations, or pass on_max_iterations='return' or 'finish'"
+        )
+    if action == "finish":
+        deliver_steering(run)
+        reply = await request_reply(run, "none")
+        if stopped(run, reply):
+            return run.output
+        submitted = run.finale.submissions(reply) if run.finale is not None else []
+        others = [c for c in reply.tool_calls if c not in submitted]
+        # A provider that ignores tool_choice="none" still gets one result per call.
+        run.messages.extend(skip_calls(others, run, "max_iterations", _CAP_SKIP))
+        _answered(run, reply)
+        return await _output_at_cap(run, reply)
+    return await _output_at_cap(run, _last_reply(run))
+
+
+async def _output_at_cap(run: RunState, reply: AssistantMessage | None) -> Any:
+    """The reply's text; with ``choices``/``response_format``, its verdict with no turn left."""
+    if run.finale is not None and reply is not None:
+        run.finale.last_chance()
+        run.output = await run.finale.conclude(reply, run.scope, run.runtime)
+    else:
+        run.output = reply.text if reply is not None else ""
+    run.stop_reason = "max_iterations"
+    return run.output
+
+
+def _last_reply(run: RunState) -> AssistantMessage | None:
+    for message in reversed(run.messages):
+        if isinstance(message, AssistantMessage):
+            return message
+    return None

@@ -1,0 +1,163 @@
+"""The keyword options of ``exec``, ``async_exec`` and ``stream``, taken once.
+
+``ExecKwargs`` types the keywords for callers (``**options: Unpack[ExecKwargs]``);
+``ExecOptions`` is the validated, defaulted form the loop reads. A test keeps
+the two field lists identical.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias, TypedDict
+
+from openprogram.exceptions import UserError
+from openprogram.providers.base import ToolChoice
+from openprogram.structured import StructuredFallback
+
+__all__ = ["MAX_ITERATIONS_CAP", "ExecKwargs", "ExecOptions", "OnMaxIterations"]
+
+MAX_ITERATIONS_CAP = 50
+"""Hard cap on model calls per exec, whatever ``max_iterations`` asks (seed 000)."""
+
+OnMaxIterations: TypeAlias = Literal["return", "raise", "finish"]
+
+_CHOICE_WORDS = ("auto", "required", "none")
+
+
+class ExecKwargs(TypedDict, total=False):
+    """Keyword options of ``Runtime.exec`` / ``async_exec`` / ``stream`` (see ``ExecOptions``)."""
+
+    tools: Sequence[Any] | None
+    toolset: str | None
+    tools_source: str | None
+    tools_allow: Iterable[str] | None
+    tools_deny: Iterable[str] | None
+    tool_choice: ToolChoice
+    parallel_tool_calls: bool
+    max_iterations: int
+    choices: Any
+    response_format: Any
+    structured_fallback: StructuredFallback
+    timeout_s: float | None
+    model: str | None
+    on_max_iterations: OnMaxIterations
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExecOptions:
+    """Validated options of one exec (ARCHITECTURE §8)."""
+
+    tools: Sequence[Any] | None = None
+    """Tool-likes offered to the model (then gated); ``None``: inherit or use the registry."""
+    toolset: str | None = None
+    """A toolset preset name; ``"none"`` makes a pure reasoning call."""
+    tools_source: str | None = None
+    """The channel the request came from (hides tools ``unsafe_in`` it)."""
+    tools_allow: Iterable[str] | None = None
+    """Caps the menu to these names."""
+    tools_deny: Iterable[str] | None = None
+    """Removes these names (wins over everything)."""
+    tool_choice: ToolChoice = "auto"
+    """``"auto"``, ``"required"``, ``"none"`` or ``{"type": "function", "name": X}``."""
+    parallel_tool_calls: bool = True
+    """``False`` asks for one call per reply and runs batches sequentially."""
+    max_iterations: int = 20
+    """Model calls allowed, clamped to ``[1, 50]``."""
+    choices: Any = None
+    """Next-step decision options: the final reply picks one (``openprogram.decision``)."""
+    response_format: Any = None
+    """A pydantic model class or a JSON Schema: the answer comes back typed and validated."""
+    structured_fallback: StructuredFallback = "tool"
+    """No native structured output: ``"tool"`` (hidden submit tool), ``"prompt"`` or ``None``."""
+    timeout_s: float | None = None
+    """Bound on the whole exec: model calls, retries and tools."""
+    model: str | None = None
+    """Overrides the runtime's and the provider's model."""
+    on_max_iterations: OnMaxIterations = "return"
+    """What to do when the cap is reached: ``"return"``, ``"raise"`` or ``"finish"``."""
+
+    @classmethod
+    def from_kwargs(cls, kwargs: Mapping[str, Any]) -> ExecOptions:
+        """Build and validate the options given to ``exec``.
+
+        Raises:
+            TypeError: An unknown keyword (the message lists the known ones).
+            UserError: A value out of range or a contradictory combination.
+        """
+        unknown = sorted(set(kwargs) - _FIELDS)
+        if unknown:
+            raise TypeError(
+                f"exec() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}; "
+                f"known options: {', '.join(sorted(_FIELDS))}"
+            )
+        options = cls(**kwargs)
+        options._validate()
+        return options
+
+    @property
+    def cap(self) -> int:
+        """The effective number of model calls allowed: ``max(1, min(50, max_iterations))``."""
+        return max(1, min(MAX_ITERATIONS_CAP, self.max_iterations))
+
+    @property
+    def forced_name(self) -> str | None:
+        """The tool name ``tool_choice`` forces, if it forces one."""
+        if isinstance(self.tool_choice, Mapping):
+            name = self.tool_choice.get("name")
+            return name if isinstance(name, str) else None
+        return None
+
+    def _validate(self) -> None:
+        if self.tools is not None and self.toolset is not None:
+            raise UserError(
+                f"exec(tools=..., toolset={self.toolset!r}): pass one or the other — tools= is "
+                "an explicit list, toolset= picks a preset from the registry"
+            )
+        if isinstance(self.max_iterations, bool) or not isinstance(self.max_iterations, int):
+            raise UserError(f"exec(max_iterations=...) must be an int, got {self.max_iterations!r}")
+        if self.on_max_iterations not in ("return", "raise", "finish"):
+            raise UserError(
+                f"exec(on_max_iterations={self.on_max_iterations!r}): "
+                "use 'return', 'raise' or 'finish'"
+            )
+        if self.timeout_s is not None and not self.timeout_s > 0:
+            raise UserError(
+                f"exec(timeout_s={self.timeout_s!r}) must be a positive number of seconds"
+            )
+        _check_tool_choice(self.tool_choice)
+        self._check_finale()
+
+    def _check_finale(self) -> None:
+        if self.choices is not None and self.response_format is not None:
+            raise UserError(
+                "exec(choices=..., response_format=...): pass one or the other — choices= ends "
+                "with a picked option, response_format= with a validated structured answer"
+            )
+        if self.structured_fallback not in ("tool", "prompt", None):
+            raise UserError(
+                f"exec(structured_fallback={self.structured_fallback!r}): use 'tool' (default, a "
+                "hidden submit tool), 'prompt' (instructions in the prompt) or None (native only)"
+            )
+        if self.structured_fallback != "tool" and self.response_format is None:
+            raise UserError(
+                f"exec(structured_fallback={self.structured_fallback!r}) only applies with "
+                "response_format=...; pass a response format or drop structured_fallback"
+            )
+
+
+def _check_tool_choice(choice: Any) -> None:
+    if isinstance(choice, str) and choice in _CHOICE_WORDS:
+        return
+    if isinstance(choice, Mapping) and choice.get("type") == "function":
+        name = choice.get("name")
+        if isinstance(name, str) and name:
+            return
+    raise UserError(
+        f"exec(tool_choice={choice!r}) is not a tool choice: use 'auto', 'required', 'none' "
+        "or {'type': 'function', 'name': 'tool_name'}"
+    )
+
+
+_FIELDS = frozenset(f.name for f in dataclasses.fields(ExecOptions))

@@ -1,0 +1,205 @@
+"""The mutable state of one run: ids, conversation, usage, events, and where events go.
+
+A run forwards every event it emits to its ancestors (their ``events`` and
+observers), so ``last_run.events`` of a top-level exec holds the whole tree,
+and an observer of the outer runtime sees nested runs of other runtimes too.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from openprogram.events import Event, ToolsResolved, notify
+from openprogram.messages import Message, Usage
+from openprogram.providers.base import Provider
+from openprogram.runtime._options import ExecOptions
+from openprogram.runtime._result import RunResult
+
+if TYPE_CHECKING:
+    from openprogram.runtime._finale import Finale
+    from openprogram.runtime._scope import Menu, ToolScope
+
+__all__ = ["Emitter", "RunState", "new_run_id"]
+
+E = TypeVar("E", bound=Event)
+Sink = Callable[[Any], object]
+
+
+def new_run_id() -> str:
+    """A fresh run id (random, so traces of several processes can be merged)."""
+    return "run_" + os.urandom(6).hex()
+
+
+def _unique(callables: Iterable[Sink]) -> tuple[Sink, ...]:
+    seen: dict[int, Sink] = {}
+    for fn in callables:
+        seen.setdefault(id(fn), fn)
+    return tuple(seen.values())
+
+
+class Emitter:
+    """Stamps events with the run's ids and hands them to records, observers and streams.
+
+    Attributes:
+        run_id: This run's id.
+        parent: The emitter of the run whose tool started this one.
+        step_id: ``"s<n>"`` of the current model call (``"s0"`` before the first).
+        events: Events of this run and of the runs nested in it.
+        trace_payloads: Whether payload fields are filled (data policy).
+    """
+
+    __slots__ = ("_observers", "_sinks", "events", "parent", "run_id", "step_id", "trace_payloads")
+
+    def __init__(
+        self,
+        *,
+        parent: Emitter | None,
+        observers: Iterable[Sink],
+        sinks: Iterable[Sink] = (),
+        trace_payloads: bool = False,
+    ) -> None:
+        self.run_id = new_run_id()
+        self.parent = parent
+        self.step_id = "s0"
+        self.events: list[Event] = []
+        self.trace_payloads = trace_payloads
+        inherited_obs: tuple[Sink, ...] = parent._observers if parent is not None else ()
+        inherited_sinks: tuple[Sink, ...] = parent._sinks if parent is not None else ()
+        self._observers: tuple[Sink, ...] = _unique((*observers, *inherited_obs))
+        self._sinks: tuple[Sink, ...] = _unique((*sinks, *inherited_sinks))
+
+    @property
+    def parent_run_id(self) -> str | None:
+        """Id of the parent run, ``None`` at top level."""
+        return self.parent.run_id if self.parent is not None else None
+
+    @property
+    def streaming(self) -> bool:
+        """Whether anyone receives stream events (skip building them otherwise)."""
+        return bool(self._sinks)
+
+    def emit(self, cls: type[E], **fields: Any) -> E:
+        """Create a ``cls`` event stamped with this run's ids, record it and notify observers."""
+        event = cls(
+            run_id=self.run_id,
+            step_id=self.step_id,
+            parent_run_id=self.parent_run_id,
+            at=time.time(),
+            **fields,
+        )
+        node: Emitter | None = self
+        while node is not None:  # list.append is atomic: nested runs on worker threads are safe
+            node.events.append(event)
+            node = node.parent
+        if self._observers:
+            notify(self._observers, event)
+        return event
+
+    def stream(self, cls: Callable[..., Any], **fields: Any) -> None:
+        """Send a stream event to ``on_stream`` callbacks and ``stream()`` consumers."""
+        if self._sinks:
+            notify(self._sinks, cls(run_id=self.run_id, parent_run_id=self.parent_run_id, **fields))
+
+
+class RunState(Emitter):
+    """One exec in progress: the emitter plus conversation, usage and options.
+
+    Attributes:
+        runtime: The runtime running it.
+        provider: The provider it calls.
+        model: The model it asks for (exec's, else the runtime's, else the provider's).
+        options: The exec's validated options.
+        scope: Its tool scope (set right after construction).
+        messages: The conversation so far, oldest first.
+        usage: Tokens of its model calls.
+        iterations: Model calls made.
+        stop_reason: Why it ended (updated as it goes).
+        failures: Failed-call counts by (name, arguments) for the repeated-failure rule.
+        finale: How the final reply becomes the output with ``choices``/``response_format``.
+        system: The system prompt without the deferred-tool catalog.
+        deadline: ``time.monotonic()`` by which the exec must end, or ``None``.
+        started: ``time.monotonic()`` at its start.
+    """
+
+    __slots__ = (
+        "deadline",
+        "failures",
+        "finale",
+        "iterations",
+        "messages",
+        "model",
+        "options",
+        "output",
+        "provider",
+        "runtime",
+        "scope",
+        "started",
+        "stop_reason",
+        "system",
+        "usage",
+    )
+
+    def __init__(
+        self,
+        *,
+        runtime: Any,
+        provider: Provider,
+        options: ExecOptions,
+        parent: RunState | None,
+        sinks: Iterable[Sink],
+        system: str | None,
+        deadline: float | None,
+    ) -> None:
+        super().__init__(
+            parent=parent,
+            observers=runtime.observers,
+            sinks=sinks,
+            trace_payloads=runtime.trace_payloads,
+        )
+        self.runtime = runtime
+        self.provider = provider
+        self.model: str | None = options.model or runtime.model or provider.model
+        self.options = options
+        self.messages: list[Message] = []
+        self.usage = Usage()
+        self.iterations = 0
+        self.stop_reason = "stop"
+        self.output: Any = None
+        self.failures: dict[str, int] = {}
+        self.system = system
+        self.deadline = deadline
+        self.started = time.monotonic()
+        self.scope: ToolScope
+        self.finale: Finale | None = None
+
+    def request_system(self) -> str | None:
+        """The system prompt of the next request: the base prompt plus the deferred catalog."""
+        catalog = self.scope.menu.catalog
+        if catalog is None:
+            return self.system
+        return catalog if not self.system else f"{self.system}\n\n{catalog}"
+
+    def tools_resolved(self, menu: Menu) -> None:
+        """Emit ``ToolsResolved`` for ``menu``."""
+        self.emit(
+            ToolsResolved,
+            menu_hash=menu.core.menu_hash,
+            offered=menu.core.names,
+            deferred=menu.core.deferred_names,
+            rejected=menu.rejected,
+        )
+
+    def result(self) -> RunResult:
+        """Freeze the record of the run."""
+        return RunResult(
+            run_id=self.run_id,
+            output=self.output,
+            messages=tuple(self.messages),
+            usage=self.usage,
+            iterations=self.iterations,
+            stop_reason=self.stop_reason,
+            events=tuple(self.events),
+        )

@@ -1,0 +1,387 @@
+"""Type hints + docstring -> JSON Schema + validator, for both decorators.
+
+:func:`derive_schema` does only cheap work: it reads the signature, resolves
+and structurally checks each annotation, and scans the docstring, raising one
+:class:`~openprogram.exceptions.SchemaError` that lists *every* problem. The
+pydantic validator, the JSON Schema and the parsed descriptions are built on
+first use and cached on the :class:`FunctionSchema`, so decorating a thousand
+functions stays cheap.
+
+Example:
+    >>> def get_weather(city: str, days: int = 1) -> str:
+    ...     '''Weather for a city.
+    ...
+    ...     Args:
+    ...         city: City name.
+    ...         days: Days ahead.
+    ...     '''
+    ...     return city
+    >>> schema = derive_schema(get_weather)
+    >>> schema.parameters["properties"]["city"]
+    {'description': 'City name.', 'type': 'string'}
+    >>> try:
+    ...     schema.validate({"city": 42, "hours": 3})
+    ... except ArgumentsError as exc:
+    ...     print(exc.violations)
+    ('city: expected string', 'hours: unexpected argument (allowed: city, days)')
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import sys
+import types
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pydantic_core import ValidationError
+
+from openprogram import _schema_docs, _schema_types
+from openprogram._schema_errors import json_schema_violations, pydantic_violations
+from openprogram._schema_fast import NO_DEFAULT, FieldSpec, fast_json_schema
+from openprogram._schema_read import (
+    Reader,
+    Visible,
+    doc_problems,
+    input_problems,
+    override_problems,
+)
+from openprogram._schema_types import EMPTY
+from openprogram.exceptions import SchemaError
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
+
+
+__all__ = ["ArgumentsError", "FunctionSchema", "derive_schema", "json_schema_violations"]
+
+# Same as openprogram.tools.TOOL_NAME_PATTERN (tools imports this module, not the reverse).
+_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+_BUILTIN_NAMES: dict[str, type] = {"str": str, "int": int, "float": float, "bool": bool}
+_INPUT_KEYS = frozenset({"description", "options", "hidden"})
+_JSON_SCALARS = (str, int, float, bool, type(None))
+
+
+# Same as openprogram.tools.TOOL_NAME_PATTERN (tools imports this module, not the reverse).
+_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+class ArgumentsError(ValueError):
+    """Arguments a model supplied do not fit the parameters.
+
+    Attributes:
+        violations: Every problem, each as ``"path: message"``.
+    """
+
+    def __init__(self, violations: Sequence[str]) -> None:
+        self.violations = tuple(violations)
+        super().__init__("; ".join(self.violations))
+
+
+class _Lazy:
+    """What is built on first use; shared by a schema and its bound-method copies."""
+
+    __slots__ = ("adapter", "doc", "fields", "json")
+
+    def __init__(self) -> None:
+        self.adapter: TypeAdapter[dict[str, Any]] | None = None
+        self.json: dict[str, Any] | None = None
+        self.doc: _schema_docs.DocInfo | None = None
+        self.fields: list[FieldSpec] | None = None
+
+
+class FunctionSchema:
+    """The model-facing surface of one Python function, and its argument validator.
+
+    Attributes:
+        name: Tool name (``fn.__name__`` unless given).
+        qualname: ``module.qualname`` of the function, for messages.
+        is_async: Whether calling the function returns a coroutine.
+        runtime_param: Name of the hidden ``runtime`` parameter, if any.
+        context_param: Name of the hidden ``ToolContext`` parameter, if any.
+        self_param: ``"self"`` or ``"cls"`` when the first parameter is one (a method
+            not bound yet), else ``None``.
+    """
+
+    __slots__ = (
+        "_allowed",
+        "_description",
+        "_doc",
+        "_lazy",
+        "_override",
+        "_positions",
+        "_visible",
+        "context_param",
+        "is_async",
+        "name",
+        "qualname",
+        "runtime_param",
+        "self_param",
+    )
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        qualname: str,
+        is_async: bool,
+        visible: list[Visible],
+        positions: dict[str, int],
+        doc: str | None,
+        description: str | None,
+        override: dict[str, Any] | None,
+        runtime_param: str | None,
+        context_param: str | None,
+        self_param: str | None = None,
+    ) -> None:
+        self.name = name
+        self.qualname = qualname
+        self.is_async = is_async
+        self.runtime_param = runtime_param
+        self.context_param = context_param
+        self.self_param = self_param
+        self._visible = visible
+        self._allowed = frozenset(v.name for v in visible)
+        self._positions = positions
+        self._doc = doc
+        self._description = description
+        self._override = override
+        self._lazy = _Lazy()
+
+    def __repr__(self) -> str:
+        return f"FunctionSchema({self.name!r}, params={[v.name for v in self._visible]})"
+
+    @property
+    def description(self) -> str:
+        """Docstring summary and long description (the function name when there is none)."""
+        if self._description is None:
+            text = self._docinfo().description
+            if not text:  # only with parameters=: derive_schema warned about the others
+                _warn_no_description(self.qualname, self.name, None)
+                text = self.name
+            self._description = text
+        return self._description
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """The JSON Schema object of the arguments (built on first access, then cached)."""
+        if self._override is not None:
+            return self._override
+        lazy = self._lazy
+        if lazy.json is None:
+            fields = self._fields()
+            lazy.json = fast_json_schema(fields)
+            if lazy.json is None:
+                from openprogram._schema_build import build_json_schema  # noqa: PLC0415 - lazy
+
+                lazy.json = build_json_schema(self._adapter(), fields)
+        return lazy.json
+
+    def validate(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Check model-supplied ``args``; return keyword arguments for the function.
+
+        Nested models, dataclasses and enums come back instantiated; arguments the
+        model omitted are left out, so the function's own defaults apply.
+
+        Raises:
+            ArgumentsError: Listing every violation as ``"path: message"``.
+        """
+        if self._override is not None:
+            violations = json_schema_violations(self._override, args)
+            if violations:
+                raise ArgumentsError(violations)
+            return dict(args)
+        adapter = self._lazy.adapter or self._adapter()
+        allowed = self._allowed
+        # Unknown top-level keys are checked here rather than with extra="forbid", which
+        # pydantic would also apply to nested dataclasses and TypedDicts without saying
+        # so in their JSON Schema.
+        extra = (
+            []
+            if not isinstance(args, Mapping) or args.keys() <= allowed
+            else _extra(args, self._visible)
+        )
+        try:
+            kwargs: dict[str, Any] = adapter.validate_python(args)
+        except ValidationError as exc:
+            names = [v.name for v in self._visible]
+            raise ArgumentsError([*pydantic_violations(exc, args, names), *extra]) from None
+        if extra:
+            raise ArgumentsError(extra)
+        return kwargs
+
+    def positional_index(self, param: str) -> int:
+        """Position of ``param`` among the positional parameters (``sys.maxsize`` if none)."""
+        return self._positions.get(param, sys.maxsize)
+
+    def bound(self) -> FunctionSchema:
+        """The same schema for the function bound to an instance (first parameter consumed)."""
+        copy = object.__new__(FunctionSchema)
+        for slot in FunctionSchema.__slots__:
+            object.__setattr__(copy, slot, getattr(self, slot))
+        copy._positions = {k: i - 1 for k, i in self._positions.items() if i > 0}
+        copy.self_param = None
+        return copy
+
+    # -- lazy builders ------------------------------------------------------------------
+
+    def _docinfo(self) -> _schema_docs.DocInfo:
+        if self._lazy.doc is None:
+            self._lazy.doc = _schema_docs.parse(self._doc)
+        return self._lazy.doc
+
+    def _fields(self) -> list[FieldSpec]:
+        lazy = self._lazy
+        if lazy.fields is None:
+            docs = self._docinfo().params
+            lazy.fields = [
+                FieldSpec(
+                    name=v.name,
+                    annotation=v.annotation,
+                    default=NO_DEFAULT if v.default is EMPTY else v.default,
+                    doc=docs.get(v.name),
+                    override=v.description,
+                    options=v.options,
+                )
+                for v in self._visible
+            ]
+        return lazy.fields
+
+    def _adapter(self) -> TypeAdapter[dict[str, Any]]:
+        lazy = self._lazy
+        if lazy.adapter is None:
+            # Imported on first use: pydantic's schema machinery costs ~60 ms to import.
+            from openprogram._schema_build import build_adapter  # noqa: PLC0415
+
+            lazy.adapter = build_adapter(self.name, self._fields())
+        return lazy.adapter
+
+
+def derive_schema(
+    fn: Callable[..., Any],
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    parameters: Mapping[str, Any] | None = None,
+    input: Mapping[str, Mapping[str, Any]] | None = None,
+) -> FunctionSchema:
+    """Derive the schema of ``fn`` from its signature, type hints and docstring.
+
+    Args:
+        fn: A function, method, ``functools.partial`` or callable object.
+        name: Tool name; defaults to ``fn.__name__``.
+        description: Tool description; defaults to the docstring's summary and body.
+        parameters: A hand-written JSON Schema object, used as given instead of the hints.
+        input: Per-parameter ``{"description": str, "options": [...], "hidden": bool}``.
+
+    Raises:
+        SchemaError: Listing every problem of the signature, with ``fn``'s qualified name.
+    """
+    inner = _unwrap(fn)
+    qualname = _qualname(inner, fn)
+    if not callable(fn):
+        raise SchemaError(
+            qualname, [f"{type(fn).__name__} object is not callable; decorate a function"]
+        )
+    try:
+        params = _schema_types.read_params(fn)
+    except (TypeError, ValueError) as exc:
+        raise SchemaError(
+            qualname,
+            [f"its signature cannot be read ({exc}); wrap it in a def with typed parameters"],
+        ) from None
+    reader = Reader(fn, params, input or {}, override=parameters is not None)
+    reader.read()
+    doc = _doc_of(inner)
+    override = dict(parameters) if parameters is not None else None
+    problems = reader.problems
+    problems.extend(input_problems(input, params))
+    if override is None:
+        problems.extend(doc_problems(doc, params))
+    else:
+        problems.extend(override_problems(override, params, reader))
+    if problems:
+        raise SchemaError(qualname, problems)
+    tool_name = name if name is not None else _name_of(inner)
+    blank = description is not None and not description.strip()
+    if blank or (description is None and override is None and _schema_docs.is_blank(doc)):
+        if _NAME.match(tool_name):  # an invalid name is about to fail loudly in Tool anyway
+            _warn_no_description(qualname, tool_name, fn)
+        description = tool_name
+    return FunctionSchema(
+        name=tool_name,
+        qualname=qualname,
+        is_async=_is_async(fn),
+        visible=reader.visible,
+        positions=reader.positions,
+        doc=doc,
+        description=description,
+        override=override,
+        runtime_param=reader.runtime_param,
+        context_param=reader.context_param,
+        self_param=reader.self_param,
+    )
+
+
+def _extra(args: Mapping[str, Any], visible: list[Visible]) -> list[str]:
+    allowed = {v.name for v in visible}
+    names = ", ".join(v.name for v in visible) or "none"
+    return [f"{k}: unexpected argument (allowed: {names})" for k in args if k not in allowed]
+
+
+def _unwrap(fn: Any) -> Any:
+    """The function behind a bound method or ``functools.partial``."""
+    if type(fn) is types.FunctionType:
+        return fn
+    for _ in range(16):
+        inner = getattr(fn, "func", None) if hasattr(fn, "keywords") else None
+        inner = inner or getattr(fn, "__func__", None)
+        if inner is None:
+            return fn
+        fn = inner
+    return fn
+
+
+def _qualname(obj: Any, fn: Any) -> str:
+    qual = getattr(obj, "__qualname__", None)
+    if qual is None:
+        return repr(fn)
+    return f"{getattr(obj, '__module__', None) or '?'}.{qual}"
+
+
+def _name_of(obj: Any) -> str:
+    name = getattr(obj, "__name__", None)
+    return name if isinstance(name, str) else type(obj).__name__
+
+
+def _doc_of(obj: Any) -> str | None:
+    if isinstance(obj, types.FunctionType | types.BuiltinFunctionType) or inspect.isclass(obj):
+        return obj.__doc__
+    doc = getattr(obj, "__doc__", None)
+    if doc is None or doc is type(obj).__doc__:  # a callable object: its __call__ says what it does
+        doc = getattr(_schema_types.call_method(obj), "__doc__", None) or doc
+    return doc
+
+
+def _is_async(fn: Any) -> bool:
+    if inspect.iscoroutinefunction(fn):
+        return True
+    if not isinstance(fn, types.FunctionType | types.MethodType):
+        return inspect.iscoroutinefunction(_schema_types.call_method(fn))
+    return False
+
+
+def _warn_no_description(qualname: str, name: str, fn: Any) -> None:
+    message = (
+        f"{qualname} has no description (empty docstring); the tool is described to the model "
+        f"as {name!r}. Add a docstring or pass description=..."
+    )
+    code = getattr(_unwrap(fn), "__code__", None)
+    if isinstance(code, types.CodeType):
+        # Point at the function definition, wherever the decorator was applied from.
+        warnings.warn_explicit(message, UserWarning, code.co_filename, code.co_firstlineno)
+    else:
+        warnings.warn(message, UserWarning, stacklevel=4)

@@ -1,0 +1,315 @@
+"""Structured output: ``exec(response_format=...)`` as a pydantic model class or a JSON Schema.
+
+A model class gives back an instance; a JSON Schema dict gives back the
+validated JSON value. How the answer is obtained depends on the provider:
+
+1. ``"native"`` — the provider declares ``native_structured_output``: the schema
+   travels in ``ProviderRequest.response_format`` and the final text is the answer.
+2. ``"tool"`` — otherwise, by default: a hidden submit tool whose arguments are
+   the answer. It is terminal (never executed as a normal tool) and, while it is
+   offered, requests ask for one call at a time.
+3. ``"prompt"`` — only with ``structured_fallback="prompt"``: instructions and the
+   schema in the prompt; the reply text is the answer.
+
+Whatever the strategy, the answer is validated locally against the original
+schema. A bad answer gets one repair turn that states the exact violations;
+after that a ``StructuredOutputError`` subclass with a stable ``.code`` is raised.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeGuard
+
+from pydantic_core import ValidationError
+
+from openprogram._schema_errors import pydantic_violations
+from openprogram.exceptions import (
+    InvalidJSONError,
+    InvalidSchemaError,
+    UnsupportedStructuredOutputError,
+    UserError,
+    ValidationFailedError,
+)
+from openprogram.providers.base import ResponseFormat
+from openprogram.schema import json_schema_violations
+
+if TYPE_CHECKING:  # pydantic proper is only needed once a caller hands in a model class
+    import pydantic
+
+__all__ = [
+    "SUBMIT_TOOL_NAME",
+    "OutputSchema",
+    "Strategy",
+    "StructuredFallback",
+    "choose_strategy",
+    "is_model_class",
+    "iter_json_values",
+    "output_schema",
+    "parse_json_answer",
+]
+
+Strategy: TypeAlias = Literal["native", "tool", "prompt"]
+"""How a structured answer is obtained from the provider."""
+
+StructuredFallback: TypeAlias = Literal["tool", "prompt"] | None
+"""What to use when the provider has no native structured output (``None``: nothing)."""
+
+SUBMIT_TOOL_NAME = "submit_result"
+"""Name of the hidden submit tool (suffixed when a caller's tool already has it)."""
+
+_WRAP_KEY = "result"
+_SCHEMA_NAME = re.compile(r"[^a-zA-Z0-9_-]")
+_FENCE = re.compile(r"```[a-zA-Z0-9_-]*[ \t]*\n(.*?)```", re.DOTALL)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OutputSchema:
+    """A normalised ``response_format``: the schema, how to validate, how it travels."""
+
+    name: str
+    """Short identifier for providers (letters, digits, ``_``, ``-``)."""
+    schema: Mapping[str, Any]
+    """The JSON Schema of the answer, as the caller gave it or pydantic derived it."""
+    model: type[pydantic.BaseModel] | None = field(default=None, repr=False)
+    """The pydantic model class validating the answer, if one was given."""
+
+    @property
+    def wrapped(self) -> bool:
+        """Whether the answer travels as ``{"result": value}`` (its root is not an object).
+
+        Providers and tool parameters need an object at the root; any other
+        schema is wrapped on the wire and unwrapped before validation.
+        """
+        return self.schema.get("type") != "object"
+
+    @property
+    def wire_schema(self) -> dict[str, Any]:
+        """The object schema sent to providers (native format or submit tool parameters)."""
+        if not self.wrapped:
+            return dict(self.schema)
+        inner = dict(self.schema)
+        # References like "#/$defs/X" resolve against the document root: keep them there.
+        hoisted: dict[str, Any] = {
+            k: inner.pop(k) for k in ("$schema", "$defs", "definitions") if k in inner
+        }
+        return {
+            "type": "object",
+            "properties": {_WRAP_KEY: inner},
+            "required": [_WRAP_KEY],
+            "additionalProperties": False,
+            **hoisted,
+        }
+
+    def response_format(self) -> ResponseFormat:
+        """The provider-neutral native structured-output request."""
+        return ResponseFormat(name=self.name, schema=self.wire_schema)
+
+    def unwrap(self, value: Any) -> Any:
+        """Take the answer out of its ``{"result": ...}`` wrapper, if it travelled in one.
+
+        A model that skipped the wrapper is not punished: a value that is not a
+        one-key wrapper object is taken to be the answer itself.
+        """
+        if self.wrapped and isinstance(value, dict) and set(value) == {_WRAP_KEY}:
+            return value[_WRAP_KEY]
+        return value
+
+    def validate(self, value: Any, *, raw: str | None = None) -> Any:
+        """Validate a JSON value against the schema.
+
+        Args:
+            value: The decoded JSON answer (already unwrapped).
+            raw: The answer as the model wrote it, kept on the error.
+
+        Returns:
+            A model instance when a model class was given, else ``value`` itself.
+
+        Raises:
+            ValidationFailedError: ``value`` does not conform; ``.violations`` lists why.
+        """
+        if self.model is not None:
+            try:
+                return self.model.model_validate_json(json.dumps(value))
+            except ValidationError as exc:
+                allowed = list(self.schema.get("properties") or ())
+                violations = pydantic_violations(exc, value, allowed)
+        else:
+            violations = json_schema_violations(dict(self.schema), value)
+            if not violations:
+                return value
+        violations = [_as_field(v) for v in violations]
+        raise ValidationFailedError(
+            f"the answer does not match the {self.name!r} schema:\n"
+            + "\n".join(f"  - {v}" for v in violations),
+            violations=violations,
+            raw=raw,
+        )
+
+    def parse(self, text: str) -> Any:
+        """Decode and validate an answer written as text (native and prompt strategies).
+
+        Raises:
+            InvalidJSONError: No JSON value could be read from ``text``.
+            ValidationFailedError: The JSON does not conform to the schema.
+        """
+        return self.validate(self.unwrap(parse_json_answer(text)), raw=text)
+
+
+def output_schema(response_format: Any, *, where: str = "response_format") -> OutputSchema:
+    """Normalise ``response_format=`` into an ``OutputSchema``.
+
+    Args:
+        response_format: A pydantic model class, a JSON Schema dict, or an ``OutputSchema``.
+        where: How error messages name the value (e.g. ``"choices['x']"``).
+
+    Raises:
+        InvalidSchemaError: It is neither, or the dict is not a valid JSON Schema.
+    """
+    if isinstance(response_format, OutputSchema):
+        return response_format
+    if is_model_class(response_format):
+        # Already imported: the caller's model class could not exist otherwise.
+        from pydantic.errors import PydanticUserError  # noqa: PLC0415
+
+        try:
+            schema = response_format.model_json_schema()
+        except PydanticUserError as exc:
+            raise InvalidSchemaError(
+                f"{where}: {response_format.__qualname__} has no JSON Schema: {exc}"
+            ) from exc
+        return OutputSchema(
+            name=_schema_name(response_format.__name__), schema=schema, model=response_format
+        )
+    if isinstance(response_format, Mapping):
+        schema = dict(response_format)
+        _check_schema(schema, where)
+        title = schema.get("title")
+        return OutputSchema(
+            name=_schema_name(title if isinstance(title, str) else "response"), schema=schema
+        )
+    raise InvalidSchemaError(
+        f"{where}={response_format!r:.80} is not usable: pass a pydantic model class "
+        '(the answer becomes an instance) or a JSON Schema dict such as {"type": "object", ...}'
+    )
+
+
+def choose_strategy(provider: Any, fallback: StructuredFallback = "tool") -> Strategy:
+    """Pick how to obtain structured output from ``provider``.
+
+    Args:
+        provider: The provider; its ``native_structured_output`` flag is read.
+        fallback: What to use without native support: ``"tool"`` (a hidden submit
+            tool), ``"prompt"`` (instructions in the prompt) or ``None`` (nothing).
+
+    Raises:
+        UserError: ``fallback`` is not one of those values.
+        UnsupportedStructuredOutputError: No native support and ``fallback`` is ``None``.
+    """
+    if fallback not in ("tool", "prompt", None):
+        raise UserError(
+            f"structured_fallback={fallback!r} is not supported: use 'tool' (default, a hidden "
+            "submit tool), 'prompt' (instructions in the prompt) or None (native only)"
+        )
+    if getattr(provider, "native_structured_output", False) is True:
+        return "native"
+    if fallback is None:
+        name = getattr(provider, "name", type(provider).__name__)
+        raise UnsupportedStructuredOutputError(
+            f"provider {name!r} has no native structured output and structured_fallback=None "
+            "allows no fallback; pass structured_fallback='tool' or 'prompt'"
+        )
+    return fallback
+
+
+def parse_json_answer(text: str) -> Any:
+    """Read the JSON answer in ``text``: the whole text, else a fenced block, else the last value.
+
+    Raises:
+        InvalidJSONError: No JSON value could be found; the message says why.
+    """
+    stripped = text.strip()
+    if not stripped:
+        raise InvalidJSONError("the answer is empty: expected a JSON value", raw=text)
+    try:
+        return _loads(stripped)
+    except ValueError as exc:
+        whole_error = exc
+    for block in reversed(_FENCE.findall(text)):
+        try:
+            return _loads(block.strip())
+        except ValueError:
+            continue
+    values = list(iter_json_values(text))
+    if values:
+        return values[-1]
+    raise InvalidJSONError(
+        f"the answer is not valid JSON ({whole_error}); answer with the JSON value only",
+        raw=text,
+    )
+
+
+def iter_json_values(text: str, openers: str = "{[") -> Iterator[Any]:
+    """Yield each top-level JSON object or array embedded in free text, in order.
+
+    Scanning starts at every opener not inside a value already read, so prose,
+    code fences and stray braces around the JSON are skipped.
+    """
+    decoder = json.JSONDecoder(parse_constant=_reject_constant)
+    pos = 0
+    while True:
+        starts = [i for i in (text.find(c, pos) for c in openers) if i >= 0]
+        if not starts:
+            return
+        start = min(starts)
+        try:
+            value, end = decoder.raw_decode(text, start)
+        except ValueError:
+            pos = start + 1
+            continue
+        yield value
+        pos = end
+
+
+def is_model_class(obj: Any) -> TypeGuard[type[pydantic.BaseModel]]:
+    """Whether ``obj`` is a pydantic model class (without importing pydantic to find out)."""
+    module = sys.modules.get("pydantic")
+    return module is not None and isinstance(obj, type) and issubclass(obj, module.BaseModel)
+
+
+def _as_field(violation: str) -> str:
+    # The shared validators speak of tool "arguments"; an answer's top-level keys are fields.
+    return violation.replace(": missing required argument", ": missing required field").replace(
+        ": unexpected argument", ": unexpected field"
+    )
+
+
+def _loads(text: str) -> Any:
+    return json.loads(text, parse_constant=_reject_constant)
+
+
+def _reject_constant(name: str) -> Any:
+    # NaN and Infinity are not JSON; accepting them would let non-JSON answers through.
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _check_schema(schema: dict[str, Any], where: str) -> None:
+    # Imported here: jsonschema costs ~70 ms to import and only dict schemas need it.
+    import jsonschema  # type: ignore[import-untyped, unused-ignore]  # noqa: PLC0415 - no stubs
+
+    validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    try:
+        validator.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        path = "/".join(str(p) for p in exc.absolute_path) or "(root)"
+        raise InvalidSchemaError(
+            f"{where}: not a valid JSON Schema at {path}: {exc.message}"
+        ) from exc
+
+
+def _schema_name(name: str) -> str:
+    return _SCHEMA_NAME.sub("_", name)[:64] or "response"

@@ -1,0 +1,39 @@
+"""Helpers to test programs built with openprogram, without a model or network.
+
+``ScriptedProvider`` replays a script of replies; ``FunctionProvider`` lets a
+function answer each request; ``call`` and ``text`` build scripted replies.
+Hypothesis strategies for gating live in ``openprogram.testing.strategies``
+(import it explicitly: it needs ``hypothesis``).
+
+Example:
+    >>> from openprogram.runtime import Runtime
+    >>> from openprogram.testing import ScriptedProvider, call
+    >>> p = ScriptedProvider([call("add", a=1, b=2), "The sum is 3."])
+    >>> def add(a: int, b: int) -> int:
+    ...     \"\"\"Add two integers.\"\"\"
+    ...     return a + b
+    >>> Runtime(p).exec("What is 1 + 2?", tools=[add])
+    'The sum is 3.'
+    >>> p.requests[1].messages[-1].content
+    '3'
+"""
+
+from __future__ import annotations
+
+from openprogram.testing._fakes import (
+    FunctionProvider,
+    Reply,
+    ScriptedProvider,
+    ScriptExhaustedError,
+    call,
+    text,
+)
+
+__all__ = [
+    "FunctionProvider",
+    "Reply",
+    "ScriptExhaustedError",
+    "ScriptedProvider",
+    "call",
+    "text",
+]

@@ -1,0 +1,454 @@
+"""Hypothesis strategies for tools, policies and registries: property-test your own gating rules.
+
+Every strategy draws from a small, shared vocabulary (tool names, toolsets,
+channel sources, environment variables) so that drawn policies actually
+mention drawn tools; pass your own vocabulary to aim them at your program.
+Predicates drawn here (``check_fn``, ``can_use``) are deterministic objects
+with a readable ``repr``, so a failing example shrinks to something you can
+read. Needs ``hypothesis`` (a dev dependency).
+
+Example — "the shell tool is never offered to a chat channel", checked for
+every policy a caller could pass::
+
+    from hypothesis import given
+    from openprogram.gates import Policy, resolve
+    from openprogram.testing.strategies import policies_for
+
+    @given(policies_for(my_registry, sources=["chat", "cli"]))
+    def test_no_shell_in_chat(policy):
+        if "chat" in policy.sources:
+            assert "shell" not in resolve(my_registry, policy).offered_names
+
+Strategies: ``tool_names``, ``check_fns``, ``can_use_predicates``, ``tools``,
+``lazy_tools``, ``tool_lists``, ``environments``, ``policies``,
+``policies_for``, ``registries``, ``scenarios``.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hypothesis import strategies as st
+
+from openprogram.gates import GateContext, Policy
+from openprogram.registry import LazyTool, Registry
+from openprogram.tools import Tool
+
+__all__ = [
+    "BROKEN_TARGET",
+    "DEFAULT_ENV_VARS",
+    "DEFAULT_NAMES",
+    "DEFAULT_SOURCES",
+    "DEFAULT_TOOLSETS",
+    "SAMPLE_TARGET",
+    "Always",
+    "Raises",
+    "Scenario",
+    "SourceIn",
+    "can_use_predicates",
+    "check_fns",
+    "describe",
+    "environments",
+    "lazy_tools",
+    "policies",
+    "policies_for",
+    "registries",
+    "scenarios",
+    "tool_lists",
+    "tool_names",
+    "tools",
+]
+
+DEFAULT_NAMES = (
+    "search",
+    "fetch",
+    "shell",
+    "read_file",
+    "send_mail",
+    "calendar",
+    "deploy",
+    "notes",
+)
+"""Tool names drawn when none are given."""
+DEFAULT_TOOLSETS = ("web", "files", "ops")
+"""Toolset names drawn when none are given."""
+DEFAULT_SOURCES = ("cli", "web", "chat")
+"""Channel sources drawn when none are given."""
+DEFAULT_ENV_VARS = ("OPENPROGRAM_TEST_KEY_A", "OPENPROGRAM_TEST_KEY_B")
+"""Environment variables ``requires_env`` draws from and ``environments`` sets."""
+
+SAMPLE_TARGET = "openprogram.testing.strategies:sample_tool"
+"""A lazy-card target that imports fine."""
+BROKEN_TARGET = "openprogram_strategies_missing_module:tool"
+"""A lazy-card target whose import fails (the card must be rejected, never raise)."""
+
+
+def _echo(args: Mapping[str, Any]) -> str:
+    return str(dict(args))
+
+
+sample_tool = Tool(name="sample_tool", description="Echo the arguments.", execute=_echo)
+"""What ``SAMPLE_TARGET`` loads."""
+
+
+class Always:
+    """A predicate that always answers ``value`` (usable as ``check_fn`` and ``can_use``)."""
+
+    def __init__(self, value: bool) -> None:
+        self.value = value
+
+    def __call__(self, *args: Any) -> bool:
+        return self.value
+
+    def __repr__(self) -> str:
+        return f"Always({self.value})"
+
+
+class Raises:
+    """A predicate that always raises ``RuntimeError`` (the tool must be hidden: fail closed)."""
+
+    def __call__(self, *args: Any) -> bool:
+        raise RuntimeError("predicate failed on purpose")
+
+    def __repr__(self) -> str:
+        return "Raises()"
+
+
+class SourceIn:
+    """A ``can_use(ctx)`` that allows the tool only when ``ctx.source`` is one of ``sources``."""
+
+    def __init__(self, sources: Iterable[str]) -> None:
+        self.sources = frozenset(sources)
+
+    def __call__(self, ctx: GateContext) -> bool:
+        return ctx.source in self.sources
+
+    def __repr__(self) -> str:
+        return f"SourceIn({sorted(self.sources)!r})"
+
+
+_EXPOSE = st.sampled_from([True, True, True, False])
+"""Mostly exposed: hidden tools are interesting, but rarer."""
+
+
+def _subsets(
+    items: Sequence[str], max_size: int | None = None
+) -> st.SearchStrategy[tuple[str, ...]]:
+    if not items:
+        return st.just(())
+    return st.lists(st.sampled_from(items), unique=True, max_size=max_size).map(tuple)
+
+
+def tool_names(names: Sequence[str] = DEFAULT_NAMES) -> st.SearchStrategy[str]:
+    """One of ``names``."""
+    return st.sampled_from(tuple(names))
+
+
+def check_fns() -> st.SearchStrategy[Callable[[], bool] | None]:
+    """``None`` (most often), ``Always(True)``, ``Always(False)`` or ``Raises()``."""
+    return st.sampled_from([None, None, Always(True), Always(False), Raises()])
+
+
+def can_use_predicates(
+    sources: Sequence[str] = DEFAULT_SOURCES,
+) -> st.SearchStrategy[Callable[[GateContext], bool] | None]:
+    """``None`` (most often), a constant, ``Raises()`` or ``SourceIn(some sources)``."""
+    return st.one_of(
+        st.just(None),
+        st.just(None),
+        st.sampled_from([Always(True), Always(False), Raises()]),
+        _subsets(sources).map(SourceIn),
+    )
+
+
+def _make_tool(name: str, **metadata: Any) -> Tool:
+    return Tool(name=name, description=f"{name.replace('_', ' ')} tool", execute=_echo, **metadata)
+
+
+def _make_card(name: str, **metadata: Any) -> LazyTool:
+    return LazyTool(name=name, description=f"{name.replace('_', ' ')} (lazy)", **metadata)
+
+
+_Factory = Callable[[str], Tool]
+"""A drawn tool minus its name: lists draw distinct names first, then one factory per name."""
+
+
+def _tool_factories(
+    toolsets: Sequence[str],
+    sources: Sequence[str],
+    env_vars: Sequence[str],
+    predicates: bool,
+) -> st.SearchStrategy[_Factory]:
+    no_predicate: st.SearchStrategy[Any] = st.none()
+    return st.builds(
+        functools.partial,
+        st.just(_make_tool),
+        expose=_EXPOSE,
+        toolset=_subsets(toolsets),
+        unsafe_in=_subsets(sources, max_size=2),
+        requires_env=_subsets(env_vars, max_size=1),
+        check_fn=check_fns() if predicates else no_predicate,
+        can_use=can_use_predicates(sources) if predicates else no_predicate,
+        defer=st.booleans(),
+        summary=st.none() | st.just("a summary line"),
+    )
+
+
+def _card_factories(toolsets: Sequence[str], sources: Sequence[str]) -> st.SearchStrategy[_Factory]:
+    return st.builds(
+        functools.partial,
+        st.just(_make_card),
+        target=st.sampled_from([SAMPLE_TARGET, BROKEN_TARGET]),
+        toolset=_subsets(toolsets),
+        unsafe_in=_subsets(sources, max_size=2),
+        defer=st.booleans(),
+        expose=_EXPOSE,
+    )
+
+
+def _named(factories: st.SearchStrategy[_Factory], names: st.SearchStrategy[str]) -> Any:
+    return st.builds(lambda make, name: make(name), factories, names)
+
+
+def tools(
+    *,
+    name: str | None = None,
+    names: Sequence[str] = DEFAULT_NAMES,
+    toolsets: Sequence[str] = DEFAULT_TOOLSETS,
+    sources: Sequence[str] = DEFAULT_SOURCES,
+    env_vars: Sequence[str] = DEFAULT_ENV_VARS,
+    predicates: bool = True,
+) -> st.SearchStrategy[Tool]:
+    """A ``Tool`` with every piece of gate metadata drawn.
+
+    Args:
+        name: Fix the name (else one of ``names``).
+        names: Names to draw from.
+        toolsets: Toolset names ``toolset`` draws from.
+        sources: Sources ``unsafe_in`` and ``SourceIn`` draw from.
+        env_vars: Variables ``requires_env`` draws from.
+        predicates: Also draw ``check_fn`` and ``can_use``.
+    """
+    chosen = st.just(name) if name is not None else tool_names(names)
+    made: st.SearchStrategy[Tool] = _named(
+        _tool_factories(toolsets, sources, env_vars, predicates), chosen
+    )
+    return made
+
+
+def lazy_tools(
+    *,
+    name: str | None = None,
+    names: Sequence[str] = DEFAULT_NAMES,
+    toolsets: Sequence[str] = DEFAULT_TOOLSETS,
+    sources: Sequence[str] = DEFAULT_SOURCES,
+) -> st.SearchStrategy[LazyTool]:
+    """A fresh, unloaded lazy card whose target imports fine or fails (``BROKEN_TARGET``)."""
+    chosen = st.just(name) if name is not None else tool_names(names)
+    made: st.SearchStrategy[LazyTool] = _named(_card_factories(toolsets, sources), chosen)
+    return made
+
+
+def tool_lists(
+    *,
+    names: Sequence[str] = DEFAULT_NAMES,
+    min_size: int = 0,
+    max_size: int | None = None,
+    lazy: bool = False,
+    toolsets: Sequence[str] = DEFAULT_TOOLSETS,
+    sources: Sequence[str] = DEFAULT_SOURCES,
+    env_vars: Sequence[str] = DEFAULT_ENV_VARS,
+    predicates: bool = True,
+) -> st.SearchStrategy[list[Tool]]:
+    """Lists of tools with distinct names (as a registry or ``tools=`` would hold them).
+
+    Args:
+        names: Names to draw from (bounds the list length).
+        min_size: Fewest tools.
+        max_size: Most tools (default: all names).
+        lazy: Mix in lazy cards (``lazy_tools``).
+        toolsets: As for ``tools``.
+        sources: As for ``tools``.
+        env_vars: As for ``tools``.
+        predicates: As for ``tools``.
+    """
+    factories = _tool_factories(toolsets, sources, env_vars, predicates)
+    if lazy:
+        factories = st.one_of(factories, _card_factories(toolsets, sources))
+    picked = st.lists(
+        st.sampled_from(tuple(names)), unique=True, min_size=min_size, max_size=max_size
+    )
+    made: st.SearchStrategy[list[Tool]] = _assemble(picked, factories)
+    return made
+
+
+@st.composite
+def _assemble(
+    draw: st.DrawFn, /, picked: st.SearchStrategy[list[str]], factories: st.SearchStrategy[_Factory]
+) -> list[Tool]:
+    return [draw(factories)(name) for name in draw(picked)]
+
+
+def environments(env_vars: Sequence[str] = DEFAULT_ENV_VARS) -> st.SearchStrategy[dict[str, str]]:
+    """An environment mapping where each variable is set, empty (counts as unset) or absent."""
+    value = st.sampled_from(["1", "", None])
+    return st.fixed_dictionaries(dict.fromkeys(env_vars, value)).map(
+        lambda env: {k: v for k, v in env.items() if v is not None}
+    )
+
+
+def policies(
+    *,
+    names: Sequence[str] = DEFAULT_NAMES,
+    toolsets: Sequence[str] = DEFAULT_TOOLSETS,
+    sources: Sequence[str] = DEFAULT_SOURCES,
+    only_available: bool | None = None,
+) -> st.SearchStrategy[Policy]:
+    """A ``Policy`` whose names, toolset and sources come from the given vocabulary.
+
+    Args:
+        names: Names ``allow``/``deny``/``disabled``/``loaded`` draw from.
+        toolsets: Toolsets ``toolset`` draws from (besides ``None`` and ``"none"``).
+        sources: Sources ``source`` and ``inherited_sources`` draw from.
+        only_available: Fix ``only_available`` (else drawn, mostly ``True``).
+    """
+    return st.builds(
+        Policy,
+        toolset=st.sampled_from([None, None, "none", *toolsets]),
+        source=st.sampled_from([None, *sources]),
+        allow=st.none() | _subsets(names),
+        deny=_subsets(names, max_size=3),
+        disabled=_subsets(names, max_size=2),
+        only_available=(
+            st.sampled_from([True, True, False])
+            if only_available is None
+            else st.just(only_available)
+        ),
+        loaded=_subsets(names),
+        inherited_sources=st.just(()) | _subsets(sources, max_size=1),
+    )
+
+
+def policies_for(
+    registry: Registry,
+    *,
+    sources: Sequence[str] = DEFAULT_SOURCES,
+    extra_names: Collection[str] = (),
+) -> st.SearchStrategy[Policy]:
+    """Policies aimed at your registry: its tool names and toolsets, the sources you serve.
+
+    Args:
+        registry: Your registry (read now; register everything first).
+        sources: The channel sources your program serves.
+        extra_names: More names to mention (e.g. tools you expect to be absent).
+    """
+    return policies(
+        names=[*registry.names(), *extra_names], toolsets=list(registry.toolsets()), sources=sources
+    )
+
+
+def _make_registry(
+    tools: Sequence[Tool], definitions: Sequence[tuple[str, tuple[str, ...]]]
+) -> Registry:
+    registry = Registry()
+    for tool in tools:
+        registry.register(tool)
+    for toolset, members in definitions:
+        registry.define_toolset(toolset, members)
+    return registry
+
+
+def registries(
+    *,
+    names: Sequence[str] = DEFAULT_NAMES,
+    toolsets: Sequence[str] = DEFAULT_TOOLSETS,
+    lazy: bool = False,
+    **tool_options: Any,
+) -> st.SearchStrategy[Registry]:
+    """A fresh ``Registry`` with drawn tools and, sometimes, ``define_toolset`` definitions.
+
+    Args:
+        names: Names to draw from (tools and toolset members).
+        toolsets: Toolset names drawn for tools and definitions.
+        lazy: Mix in lazy cards.
+        **tool_options: Passed to ``tools`` (``sources``, ``env_vars``, ``predicates``).
+    """
+    definition = st.tuples(st.sampled_from(tuple(toolsets)), _subsets(names, max_size=3))
+    return st.builds(
+        _make_registry,
+        tools=tool_lists(names=names, toolsets=toolsets, lazy=lazy, **tool_options),
+        definitions=st.lists(definition, max_size=2, unique_by=lambda d: d[0])
+        if toolsets
+        else st.just([]),
+    )
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """Tools, a policy and an environment that fit together (``policy.toolset`` is known)."""
+
+    tools: list[Tool]
+    """The tools, in registration order."""
+    policy: Policy
+    """A policy mentioning those tools' names and toolsets."""
+    env: dict[str, str]
+    """What ``requires_env`` reads."""
+
+    def __repr__(self) -> str:
+        # Tool's own repr omits most gate metadata; a failing example must show all of it.
+        tools = ",\n    ".join(describe(tool) for tool in self.tools)
+        return f"Scenario(tools=[\n    {tools}\n  ], policy={self.policy!r}, env={self.env!r})"
+
+
+def describe(tool: Tool) -> str:
+    """One line with every piece of gate metadata of ``tool`` that differs from the default."""
+    parts = [repr(tool.name)]
+    if isinstance(tool, LazyTool):
+        parts.append(f"lazy={tool.target!r}")
+    for field in ("toolset", "unsafe_in", "requires_env"):
+        if getattr(tool, field):
+            parts.append(f"{field}={list(getattr(tool, field))!r}")
+    defaults = {"expose": True, "defer": False, "check_fn": None, "can_use": None}
+    for field, default in defaults.items():
+        if getattr(tool, field) != default:
+            parts.append(f"{field}={getattr(tool, field)!r}")
+    return f"Tool({', '.join(parts)})"
+
+
+def _make_scenario(tools: list[Tool], policy: Policy, env: dict[str, str], pick: int) -> Scenario:
+    declared = sorted({ts for tool in tools for ts in tool.toolset})
+    if policy.toolset not in {None, "none", *declared}:
+        choices = [None, *declared]
+        policy = policy.replace(toolset=choices[pick % len(choices)])
+    return Scenario(tools=tools, policy=policy, env=env)
+
+
+def scenarios(
+    *,
+    names: Sequence[str] = DEFAULT_NAMES,
+    toolsets: Sequence[str] = DEFAULT_TOOLSETS,
+    sources: Sequence[str] = DEFAULT_SOURCES,
+    env_vars: Sequence[str] = DEFAULT_ENV_VARS,
+    lazy: bool = False,
+) -> st.SearchStrategy[Scenario]:
+    """A ``Scenario``: tools, a policy naming only toolsets some drawn tool declares, an env.
+
+    Args:
+        names: Tool names (also what the policy's lists mention).
+        toolsets: Toolset names.
+        sources: Channel sources.
+        env_vars: Environment variables.
+        lazy: Mix in lazy cards.
+    """
+    return st.builds(
+        _make_scenario,
+        tools=tool_lists(
+            names=names, toolsets=toolsets, sources=sources, env_vars=env_vars, lazy=lazy
+        ),
+        policy=policies(names=names, toolsets=toolsets, sources=sources),
+        env=environments(env_vars),
+        pick=st.integers(min_value=0, max_value=7),
+    )

@@ -1,0 +1,529 @@
+"""``Tool``, the one unit every layer handles, and the coercion of tool-like values.
+
+A ``Tool`` couples a model-facing surface (name, description, JSON Schema
+parameters) with a way to run it (a Python function, or an ``execute``
+callable for hand-written specs) and the metadata the gates read.
+``await tool.execute(args)`` validates, runs and never raises for tool-side
+failures: bad arguments, exceptions and timeouts come back as
+``ToolResult(is_error=True)`` with a text the model can act on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import re
+import threading
+import time
+import weakref
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+import pydantic_core
+
+from openprogram import _threads
+from openprogram.context import resolve_runtime
+from openprogram.exceptions import ToolError, UserError
+from openprogram.schema import ArgumentsError, FunctionSchema, derive_schema, json_schema_violations
+
+__all__ = [
+    "DEFAULT_MAX_RESULT_CHARS",
+    "TOOL_NAME_PATTERN",
+    "ApprovalRule",
+    "Tool",
+    "ToolContext",
+    "ToolErrorKind",
+    "ToolKind",
+    "ToolLike",
+    "ToolResult",
+    "result_text",
+    "to_tool",
+    "to_tools",
+    "truncate",
+]
+
+TOOL_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+"""What every provider accepts as a tool name."""
+
+DEFAULT_MAX_RESULT_CHARS = 30_000
+
+ToolKind: TypeAlias = Literal["function", "agentic"]
+ToolErrorKind: TypeAlias = Literal["invalid_arguments", "timeout", "tool_error", "exception"]
+ApprovalRule: TypeAlias = bool | Callable[[Mapping[str, Any]], "bool | str"]
+ToolLike: TypeAlias = Any
+"""A ``Tool``, an agentic function, a plain callable, a ``{"spec", "execute"}`` dict,
+or an object with ``.spec`` and ``.execute``."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolResult:
+    """What one tool call produced."""
+
+    content: str
+    """The text fed back to the model (already truncated)."""
+    is_error: bool = False
+    """Whether the call failed; ``content`` then says why and how to fix it."""
+    value: Any = field(default=None, repr=False)
+    """The Python value the body returned (``None`` on error)."""
+    error_kind: ToolErrorKind | None = None
+    """What failed, when ``execute`` turned a failure into this result (``None`` otherwise)."""
+    violations: tuple[str, ...] = ()
+    """Every ``"path: message"`` argument violation, when ``error_kind == "invalid_arguments"``."""
+
+
+@dataclass(kw_only=True, eq=False)
+class ToolContext:
+    """Injected into a tool parameter annotated ``ToolContext`` (hidden from the schema)."""
+
+    call_id: str = ""
+    """Id of the tool call being answered."""
+    tool_name: str = ""
+    """Name of the tool being run."""
+    runtime: Any = None
+    """The runtime running the call."""
+    deps: Any = None
+    """The user bundle given to ``Runtime(deps=...)``."""
+    cancel: threading.Event = field(default_factory=threading.Event)
+    """Set when the call is cancelled or timed out; long sync bodies should poll it."""
+    on_report: Callable[[str], None] | None = field(default=None, repr=False)
+    """Receives ``report()`` texts (the runtime turns them into events)."""
+
+    def report(self, text: str) -> None:
+        """Send a progress update about this call."""
+        if self.on_report is not None:
+            self.on_report(text)
+
+
+ExecuteFn: TypeAlias = Callable[..., Any]
+
+
+class Tool:
+    """A named, described, gated callable the model can pick.
+
+    Construct with keyword arguments (see ARCHITECTURE §3), or get one from
+    ``@function``, ``Tool.from_function`` or ``to_tool``. ``parameters`` and
+    ``description`` of function tools are derived lazily on first access.
+    """
+
+    __slots__ = (
+        "__weakref__",
+        "_cache",
+        "_description",
+        "_execute",
+        "_parameters",
+        "_schema",
+        "cache",
+        "cache_ttl",
+        "can_use",
+        "check_fn",
+        "defer",
+        "expose",
+        "fn",
+        "kind",
+        "label",
+        "max_result_chars",
+        "name",
+        "origin",
+        "parallel_safe",
+        "requires_approval",
+        "requires_env",
+        "summary",
+        "timeout",
+        "toolset",
+        "unsafe_in",
+    )
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        description: str | None = None,
+        parameters: Mapping[str, Any] | None = None,
+        fn: Callable[..., Any] | None = None,
+        kind: ToolKind = "function",
+        expose: bool = True,
+        toolset: str | Sequence[str] = (),
+        unsafe_in: str | Sequence[str] = (),
+        check_fn: Callable[[], bool] | None = None,
+        requires_env: str | Sequence[str] = (),
+        can_use: Callable[[Any], bool] | None = None,
+        defer: bool = False,
+        requires_approval: ApprovalRule = False,
+        parallel_safe: bool = True,
+        timeout: float | None = None,
+        max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
+        label: str | None = None,
+        cache: bool = False,
+        cache_ttl: float | None = None,
+        summary: str | None = None,
+        origin: str | None = None,
+        schema: FunctionSchema | None = None,
+        execute: ExecuteFn | None = None,
+    ) -> None:
+        if not isinstance(name, str) or not TOOL_NAME_PATTERN.match(name):
+            raise UserError(
+                f"invalid tool name {name!r}: providers accept 1-64 characters of "
+                "letters, digits, '_' and '-' (^[a-zA-Z0-9_-]{1,64}$); pass name=... to choose one"
+            )
+        if fn is None and execute is None and schema is None:
+            raise UserError(f"tool {name!r} has nothing to run: give fn=, execute= or schema=")
+        if timeout is not None and timeout <= 0:
+            raise UserError(f"tool {name!r}: timeout must be > 0 seconds, got {timeout!r}")
+        if max_result_chars < 200:
+            raise UserError(f"tool {name!r}: max_result_chars must be >= 200, got {max_result_chars}")
+        self.name = name
+        self._description = description
+        self._parameters = dict(parameters) if parameters is not None else None
+        self._schema = schema
+        self._execute = execute
+        self.fn = fn
+        self.kind: ToolKind = kind
+        self.expose = expose
+        self.toolset = _names(toolset)
+        self.unsafe_in = _names(unsafe_in)
+        self.check_fn = check_fn
+        self.requires_env = _names(requires_env)
+        self.can_use = can_use
+        self.defer = defer
+        self.requires_approval: ApprovalRule = requires_approval
+        self.parallel_safe = parallel_safe
+        self.timeout = timeout
+        self.max_result_chars = max_result_chars
+        self.label = label
+        self.cache = cache
+        self.cache_ttl = cache_ttl
+        self.summary = summary
+        self.origin = origin or _origin_of(fn)
+        self._cache: dict[str, tuple[float, ToolResult]] | None = {} if cache else None
+
+    # -- model-facing surface -------------------------------------------------------------
+
+    @property
+    def description(self) -> str:
+        """Model-facing description (derived from the docstring for function tools)."""
+        if self._description is None:
+            self._description = self._schema.description if self._schema else self.name
+        return self._description
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """JSON Schema object of the arguments."""
+        if self._parameters is None:
+            if self._schema is None:
+                self._parameters = {"type": "object", "properties": {}, "additionalProperties": False}
+            else:
+                self._parameters = self._schema.parameters
+        return self._parameters
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        """``{"name", "description", "parameters"}``, provider-neutral."""
+        return {"name": self.name, "description": self.description, "parameters": self.parameters}
+
+    @property
+    def one_liner(self) -> str:
+        """Name and first description line, for catalogs of deferred tools."""
+        text = self.summary or self.description.strip().split("\n", 1)[0]
+        return f"{self.name}: {text}" if text else self.name
+
+    @property
+    def is_loaded(self) -> bool:
+        """Whether the tool is importable and ready (lazy cards override this)."""
+        return True
+
+    def load(self) -> Tool:
+        """The runnable tool (lazy cards import their target here)."""
+        return self
+
+    def __repr__(self) -> str:
+        flags = [f"kind={self.kind!r}"]
+        if not self.expose:
+            flags.append("expose=False")
+        if self.toolset:
+            flags.append(f"toolset={self.toolset!r}")
+        if self.defer:
+            flags.append("defer=True")
+        return f"Tool({self.name!r}, {', '.join(flags)})"
+
+    # -- running ---------------------------------------------------------------------------
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Call the underlying function directly, like plain Python."""
+        if self.fn is None:
+            raise TypeError(f"tool {self.name!r} wraps no Python function; use await tool.execute(args)")
+        param = self._schema.runtime_param if self._schema is not None else None
+        if param is not None:
+            assert self._schema is not None
+            # "Missing or None" is filled, whether the runtime is passed by position or name.
+            index = self._schema.positional_index(param)
+            if index < len(args):
+                if args[index] is None:
+                    args = (*args[:index], resolve_runtime(), *args[index + 1 :])
+            elif kwargs.get(param) is None:
+                kwargs[param] = resolve_runtime()
+        return self.fn(*args, **kwargs)
+
+    async def execute(self, args: Mapping[str, Any], context: ToolContext | None = None) -> ToolResult:
+        """Validate ``args``, run the tool and return its result; never raises for tool failures.
+
+        Args:
+            args: The arguments the model supplied (a JSON object).
+            context: Call context; a fresh one is made when omitted.
+        """
+        context = context if context is not None else ToolContext(tool_name=self.name)
+        key = self._cache_key(args)
+        if key is not None and (hit := self._cache_get(key)) is not None:
+            return hit
+        try:
+            result = await self._run(args, context)
+        except ToolError as exc:
+            text = truncate(str(exc), self.max_result_chars)
+            return ToolResult(content=text, is_error=True, error_kind="tool_error")
+        except ArgumentsError as exc:
+            return ToolResult(
+                content=self._invalid_args_text(exc.violations),
+                is_error=True,
+                error_kind="invalid_arguments",
+                violations=tuple(exc.violations),
+            )
+        except TimeoutError as exc:
+            if self.timeout is None:  # raised by the body itself: no deadline of ours expired
+                return self._failed(exc)
+            context.cancel.set()
+            return ToolResult(
+                content=f"Tool {self.name!r} timed out after {self.timeout:g} s and was abandoned. "
+                "Try simpler arguments or another approach.",
+                is_error=True,
+                error_kind="timeout",
+            )
+        except Exception as exc:
+            return self._failed(exc)
+        if key is not None:
+            self._cache_put(key, result)
+        return result
+
+    async def _run(self, args: Mapping[str, Any], context: ToolContext) -> ToolResult:
+        if not isinstance(args, Mapping):
+            raise ArgumentsError([f"(root): expected a JSON object of arguments, got {type(args).__name__}"])
+        if self._schema is not None and self._execute is None:
+            return await self._run_function(self._schema, args, context)
+        return await self._run_execute(args, context)
+
+    async def _run_function(
+        self, schema: FunctionSchema, args: Mapping[str, Any], context: ToolContext
+    ) -> ToolResult:
+        kwargs = schema.validate(args)
+        if schema.runtime_param is not None:
+            kwargs[schema.runtime_param] = context.runtime or resolve_runtime()
+        if schema.context_param is not None:
+            kwargs[schema.context_param] = context
+        fn = self.fn
+        assert fn is not None  # a schema always comes from a function
+        if schema.is_async:
+            value = await asyncio.wait_for(fn(**kwargs), self.timeout)
+        else:
+            value = await asyncio.wait_for(_threads.run_in_thread(fn, **kwargs), self.timeout)
+        return self._ok(value)
+
+    async def _run_execute(self, args: Mapping[str, Any], context: ToolContext) -> ToolResult:
+        violations = json_schema_violations(self.parameters, dict(args))
+        if violations:
+            raise ArgumentsError(violations)
+        execute = self._execute
+        if execute is None:
+            raise TypeError(f"tool {self.name!r} has no execute callable")
+        takes_context = _accepts_context(execute)
+        call_args: tuple[Any, ...] = (dict(args), context) if takes_context else (dict(args),)
+        if inspect.iscoroutinefunction(execute):
+            value = await asyncio.wait_for(execute(*call_args), self.timeout)
+        else:
+            value = await asyncio.wait_for(_threads.run_in_thread(execute, *call_args), self.timeout)
+            if inspect.isawaitable(value):
+                value = await asyncio.wait_for(_as_coro(value), self.timeout)
+        if isinstance(value, ToolResult):
+            return ToolResult(
+                content=truncate(value.content, self.max_result_chars),
+                is_error=value.is_error,
+                value=value.value,
+            )
+        return self._ok(value)
+
+    def _failed(self, exc: BaseException) -> ToolResult:
+        text = f"Tool {self.name!r} failed: {type(exc).__name__}: {exc}"
+        return ToolResult(
+            content=truncate(text, self.max_result_chars), is_error=True, error_kind="exception"
+        )
+
+    def _ok(self, value: Any) -> ToolResult:
+        return ToolResult(content=truncate(result_text(value), self.max_result_chars), value=value)
+
+    def _invalid_args_text(self, violations: Sequence[str]) -> str:
+        lines = "\n".join(f"- {v}" for v in violations)
+        text = (
+            f"Invalid arguments for tool {self.name!r}:\n{lines}\n"
+            f"Call {self.name!r} again with arguments that match its parameters schema."
+        )
+        return truncate(text, self.max_result_chars)
+
+    # -- result cache (cache=True) ---------------------------------------------------------
+
+    def _cache_key(self, args: Mapping[str, Any]) -> str | None:
+        if self._cache is None or not isinstance(args, Mapping):
+            return None
+        try:
+            return json.dumps(args, sort_keys=True, default=str)
+        except (TypeError, ValueError):  # unhashable/recursive arguments are simply not cached
+            return None
+
+    def _cache_get(self, key: str) -> ToolResult | None:
+        assert self._cache is not None
+        entry = self._cache.get(key)
+        if entry is None:
+            return None
+        stamp, result = entry
+        if self.cache_ttl is not None and time.monotonic() - stamp > self.cache_ttl:
+            del self._cache[key]
+            return None
+        return result
+
+    def _cache_put(self, key: str, result: ToolResult) -> None:
+        assert self._cache is not None
+        if not result.is_error:
+            self._cache[key] = (time.monotonic(), result)
+
+    @classmethod
+    def from_function(cls, fn: Callable[..., Any], **options: Any) -> Tool:
+        """Make a tool of a plain function, deriving its schema from hints and docstring.
+
+        Args:
+            fn: The function.
+            **options: Any ``Tool`` field (``name``, ``description``, ``parameters`` and
+                ``input`` shape the schema).
+        """
+        schema = derive_schema(
+            fn,
+            name=options.pop("name", None),
+            description=options.pop("description", None),
+            parameters=options.pop("parameters", None),
+            input=options.pop("input", None),
+        )
+        return cls(name=schema.name, fn=fn, schema=schema, **options)
+
+
+def result_text(value: Any) -> str:
+    """The text a tool's return value becomes for the model."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    try:
+        return pydantic_core.to_json(value, fallback=str).decode("utf-8")
+    except (TypeError, ValueError, pydantic_core.PydanticSerializationError):
+        return str(value)
+
+
+def truncate(text: str, limit: int) -> str:
+    """Keep the head and tail of ``text`` within ``limit`` characters, saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    marker_room = 80
+    keep = max(limit - marker_room, 0)
+    head = keep * 2 // 3
+    tail = keep - head
+    cut = len(text) - head - tail
+    marker = f"\n[... truncated {cut} of {len(text)} characters ...]\n"
+    return text[:head] + marker + (text[-tail:] if tail else "")
+
+
+_coerced: weakref.WeakKeyDictionary[Any, Tool] = weakref.WeakKeyDictionary()
+
+
+def to_tool(obj: ToolLike, *, index: int | None = None) -> Tool:
+    """Coerce one tool-like value into a ``Tool``.
+
+    Raises:
+        TypeError: ``obj`` is of no tool-like form (the message names it).
+    """
+    if isinstance(obj, Tool):
+        return obj
+    inner = getattr(obj, "__openprogram_tool__", None)
+    if isinstance(inner, Tool):
+        return inner
+    if isinstance(obj, Mapping) and "spec" in obj and "execute" in obj:
+        return _from_spec(obj["spec"], obj["execute"], where=_where(obj, index))
+    if hasattr(obj, "spec") and hasattr(obj, "execute") and not inspect.isclass(obj):
+        return _from_spec(obj.spec, obj.execute, where=_where(obj, index))
+    if callable(obj) and not inspect.isclass(obj):
+        try:
+            cached = _coerced.get(obj)
+        except TypeError:  # unhashable callables are derived afresh each time
+            cached = None
+        if cached is not None:
+            return cached
+        tool = Tool.from_function(obj)
+        try:
+            _coerced[obj] = tool
+        except TypeError:  # not weak-referenceable: fine, just not cached
+            pass
+        return tool
+    raise TypeError(
+        f"{_where(obj, index)} is not a tool: pass a Tool, an @agentic_function, a plain "
+        'function, a {"spec": {...}, "execute": f} dict, or an object with .spec and .execute'
+    )
+
+
+def to_tools(objs: Sequence[ToolLike]) -> list[Tool]:
+    """Coerce a ``tools=[...]`` list, naming the position of a bad entry."""
+    if isinstance(objs, str | bytes | Mapping):
+        raise TypeError(f"tools= must be a list of tools, got {type(objs).__name__}")
+    return [to_tool(obj, index=i) for i, obj in enumerate(objs)]
+
+
+def _from_spec(spec: Any, execute: Any, *, where: str) -> Tool:
+    if not isinstance(spec, Mapping) or not isinstance(spec.get("name"), str):
+        raise TypeError(f"{where}: spec must be a dict with a string 'name'")
+    if not callable(execute):
+        raise TypeError(f"{where}: execute must be callable")
+    params = spec.get("parameters") or spec.get("input_schema")
+    if params is not None and not isinstance(params, Mapping):
+        raise TypeError(f"{where}: spec 'parameters' must be a JSON Schema object")
+    return Tool(
+        name=spec["name"],
+        description=str(spec.get("description") or spec["name"]),
+        parameters=params or {"type": "object", "properties": {}},
+        execute=execute,
+    )
+
+
+def _where(obj: Any, index: int | None) -> str:
+    pos = f"tools[{index}]" if index is not None else "tool"
+    return f"{pos} ({obj!r:.60})"
+
+
+def _names(value: str | Sequence[str]) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    return tuple(value)
+
+
+def _origin_of(fn: Callable[..., Any] | None) -> str | None:
+    if fn is None:
+        return None
+    module = getattr(fn, "__module__", None) or "?"
+    qualname = getattr(fn, "__qualname__", None) or repr(fn)
+    return f"{module}.{qualname}"
+
+
+def _accepts_context(execute: Callable[..., Any]) -> bool:
+    try:
+        params = inspect.signature(execute).parameters.values()
+    except (TypeError, ValueError):  # builtins without signatures take the args only
+        return False
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= 2 or any(p.kind is p.VAR_POSITIONAL for p in params)
+
+
+async def _as_coro(value: Awaitable[Any]) -> Any:
+    return await value

@@ -1,0 +1,182 @@
+"""Laws 7 and 8 of ARCHITECTURE §7 through the runtime, with the public strategies.
+
+Law 7: an inner exec inherits the outer vetoes (deny, allow cap, source) and
+its own arguments only narrow. Law 8: a call for a name outside the current
+menu is answered with an error and never executed, even if it is registered.
+An outer exec calls an agentic function whose body runs an inner exec; the
+model is a ``FunctionProvider`` that records each exec's menu.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from openprogram.decorators import agentic_function
+from openprogram.messages import ToolResultMessage, UserMessage
+from openprogram.providers.base import ProviderRequest
+from openprogram.registry import Registry
+from openprogram.runtime import Runtime
+from openprogram.testing import FunctionProvider, call
+from openprogram.testing.strategies import DEFAULT_NAMES, DEFAULT_SOURCES, tool_lists
+from openprogram.tools import Tool
+
+NESTED = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+AGENT = "agent"
+SEARCH = "tool_search"
+
+_source = st.sampled_from([None, *DEFAULT_SOURCES])
+
+
+def _some(names: Sequence[str]) -> st.SearchStrategy[list[str]]:
+    return st.lists(st.sampled_from(sorted(names)), unique=True) if names else st.just([])
+
+
+@dataclass
+class Exec:
+    """The arguments of one exec and the calls its model makes on the first turn."""
+
+    source: str | None = None
+    allow: list[str] | None = None
+    deny: list[str] = field(default_factory=list)
+    tools: list[str] | None = None
+    calls: list[str] = field(default_factory=list)
+
+
+@st.composite
+def _execs(draw: st.DrawFn, names: Sequence[str], *, explicit: bool) -> Exec:
+    # Lists drawn from the drawn tools' own names, so vetoes and explicit lists overlap often.
+    return Exec(
+        source=draw(_source),
+        allow=draw(st.none() | _some(names)),
+        deny=draw(_some(names)),
+        tools=draw(st.none() | st.just(list(names)) | _some(names)) if explicit else None,
+        calls=draw(_some(DEFAULT_NAMES)),
+    )
+
+
+@dataclass
+class Outcome:
+    tools: dict[str, Tool]
+    outer_menu: set[str]
+    inner_menu: set[str]
+    outer_ran: set[str]
+    inner_ran: set[str]
+    results: list[ToolResultMessage]
+
+
+def _recording(tool: Tool, log: list[str], **overrides: Any) -> Tool:
+    """The same gate metadata, with a body that logs its name when (and only when) it runs."""
+
+    def run(args: Any) -> str:
+        log.append(tool.name)
+        return "ran"
+
+    fields = ("expose", "toolset", "unsafe_in", "requires_env", "check_fn", "can_use", "defer")
+    metadata = {f: getattr(tool, f) for f in fields} | overrides
+    return Tool(name=tool.name, description=tool.description, execute=run, **metadata)
+
+
+def _run(drawn: list[Tool], outer: Exec, inner: Exec, **overrides: Any) -> Outcome:
+    log: list[str] = []
+    tools = {t.name: _recording(t, log, **overrides) for t in drawn}
+    registry = Registry()
+    for tool in tools.values():
+        registry.register(tool)
+    menus: dict[str, set[str]] = {}
+
+    @agentic_function(registry=registry)
+    def agent(runtime: Runtime) -> str:
+        """Run an inner loop."""
+        log.append(AGENT)
+        listed = [tools[n] for n in inner.tools] if inner.tools is not None else None
+        answer = runtime.exec(
+            "inner",
+            tools=listed,
+            tools_source=inner.source,
+            tools_allow=inner.allow,
+            tools_deny=inner.deny,
+        )
+        return str(answer)
+
+    def reply(request: ProviderRequest) -> Any:
+        first = request.messages[0]
+        assert isinstance(first, UserMessage)
+        if first.text in menus:
+            return "done"
+        menus[first.text] = {spec["name"] for spec in request.tools} - {SEARCH}
+        if first.text == "outer":
+            return [call(n) for n in outer.calls] + [call(AGENT)]
+        return [call(n) for n in inner.calls] if inner.calls else "done"
+
+    rt = Runtime(FunctionProvider(reply), registry=registry)
+    rt.exec(
+        "outer",
+        tools_source=outer.source,
+        tools_allow=None if outer.allow is None else [*outer.allow, AGENT],
+        tools_deny=outer.deny,
+        parallel_tool_calls=False,  # outer calls run before the agent: the log splits cleanly
+    )
+    assert "inner" in menus, "the agent ran its inner exec"
+    split = log.index(AGENT)
+    messages = rt.last_run.messages if rt.last_run is not None else ()
+    return Outcome(
+        tools=tools,
+        outer_menu=menus["outer"],
+        inner_menu=menus["inner"],
+        outer_ran=set(log[:split]),
+        inner_ran=set(log[split + 1 :]),
+        results=[m for m in messages if isinstance(m, ToolResultMessage)],
+    )
+
+
+def _assert_law7(got: Outcome, outer: Exec, inner: Exec) -> None:
+    menu = got.inner_menu
+    for deny in (outer.deny, inner.deny):
+        assert not menu & set(deny)
+    if outer.allow is not None:
+        assert menu <= {*outer.allow, AGENT}
+    if inner.allow is not None:
+        assert menu <= set(inner.allow)
+    for name in menu - {AGENT}:
+        unsafe = set(got.tools[name].unsafe_in)
+        assert outer.source not in unsafe
+        assert inner.source not in unsafe
+    if inner.tools is None:
+        deferred = {n for n, t in got.tools.items() if t.defer}
+        assert menu <= got.outer_menu | deferred  # the inherited menu, never more
+    else:
+        assert menu <= set(inner.tools)
+
+
+@NESTED
+@given(
+    # exposed, eager tools without predicates: every one of them is in play for the vetoes
+    drawn=tool_lists(predicates=False, env_vars=(), min_size=3),
+    data=st.data(),
+)
+def test_law7_nesting_only_narrows(drawn: list[Tool], data: st.DataObject) -> None:
+    names = [t.name for t in drawn]
+    outer = data.draw(_execs(names, explicit=False), label="outer")
+    inner = data.draw(_execs(names, explicit=True), label="inner")
+    got = _run(drawn, outer, inner, expose=True, defer=False)
+    _assert_law7(got, outer, inner)
+
+
+@NESTED
+@given(drawn=tool_lists(min_size=1), data=st.data())
+def test_law8_no_call_bypasses_the_current_menu(drawn: list[Tool], data: st.DataObject) -> None:
+    names = [t.name for t in drawn]
+    outer = data.draw(_execs(names, explicit=False), label="outer")
+    inner = data.draw(_execs(names, explicit=True), label="inner")
+    got = _run(drawn, outer, inner)
+    _assert_law7(got, outer, inner)
+    assert got.outer_ran <= got.outer_menu
+    assert got.inner_ran <= got.inner_menu
+    for result in got.results:  # the outer run's results: a refused call is an error
+        if result.tool_name not in got.outer_menu | {AGENT}:
+            assert result.is_error, result

@@ -1,0 +1,23 @@
+"""The examples in the runtime's and the fakes' docstrings run as written."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = [
+    "openprogram.runtime._executor",
+    "openprogram.runtime._runtime",
+    "openprogram.testing",
+    "openprogram.testing._fakes",
+]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples_run(name: str) -> None:
+    module = importlib.import_module(name)
+    failed, attempted = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert attempted > 0
+    assert failed == 0
