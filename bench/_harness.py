@@ -1,11 +1,12 @@
 """Run one benchmark for every framework, each in its own worker process.
 
-Every (benchmark, framework) pair runs in a fresh interpreter, so one
-framework's imports, caches and garbage never weigh on another's figures.
-Inside a worker, one untimed warm-up run precedes the timed runs, unless the
-benchmark measures cold behaviour and asks for a fresh process per run.
-The worker prints one ``RESULT_PREFIX`` line of JSON; everything else it
-prints is passed through as diagnostics.
+Every sample is taken in a fresh worker interpreter, so one framework's
+imports, caches and garbage never weigh on another's figures. Samples are
+taken in rounds, one per framework per round, so that load from elsewhere on
+a shared machine spreads over all frameworks instead of skewing one ratio.
+In a worker, one untimed warm-up run precedes the sample, unless the
+benchmark measures cold behaviour. The worker prints one ``RESULT_PREFIX``
+line of JSON; its other output is shown only when it fails.
 """
 
 from __future__ import annotations
@@ -61,8 +62,8 @@ class Bench:
     """Takes one sample (one run) with a framework's driver."""
     frameworks: tuple[str, ...] = drivers.NAMES
     """Frameworks this benchmark applies to."""
-    fresh_process_per_run: bool = False
-    """True for cold measures: one worker process per run, no warm-up."""
+    warm_up: bool = True
+    """False for cold measures: the sample is the worker's first run."""
 
 
 @dataclass
@@ -95,20 +96,21 @@ def collect(bench: Bench, repeat: int) -> BenchResult:
         repeat: Samples per framework (their median is reported).
     """
     result = BenchResult(bench)
-    for framework in bench.frameworks:
-        print(f"  {bench.name}: {drivers.LABELS[framework]} ...", file=sys.stderr, flush=True)
-        processes, runs = (repeat, 1) if bench.fresh_process_per_run else (1, repeat)
-        for _ in range(processes):
-            reply = _spawn_worker(bench, framework, runs)
+    for round_ in range(1, repeat + 1):
+        print(f"  {bench.name}: round {round_}/{repeat}", file=sys.stderr, flush=True)
+        for framework in bench.frameworks:
+            if framework in result.errors:
+                continue
+            reply = _spawn_worker(bench, framework)
             if "error" in reply:
                 result.errors[framework] = reply["error"]
-                break
-            result.add(framework, reply["samples"])
+            else:
+                result.add(framework, reply["samples"])
     return result
 
 
-def _spawn_worker(bench: Bench, framework: str, runs: int) -> Reply:
-    command = [sys.executable, str(bench.script), "--worker", framework, "--runs", str(runs)]
+def _spawn_worker(bench: Bench, framework: str) -> Reply:
+    command = [sys.executable, str(bench.script), "--worker", framework]
     try:
         done = subprocess.run(
             command, capture_output=True, text=True, timeout=WORKER_TIMEOUT_S, check=False
@@ -130,25 +132,21 @@ def _parse_reply(done: subprocess.CompletedProcess[str]) -> Reply:
     return {"error": f"worker exited {done.returncode}: {last}"}
 
 
-def _run_worker(bench: Bench, framework: str, runs: int) -> Reply:
+def _run_worker(bench: Bench, framework: str) -> Reply:
     try:
         driver = drivers.load(framework)
     except ImportError as exc:
         return {"error": f"{framework} not importable: {exc}"}
-    samples: dict[str, list[float]] = {}
     try:
-        if not bench.fresh_process_per_run:
-            bench.sample(driver)  # warm-up: lazy imports, caches, first-run setup
-        for _ in range(runs):
-            for key, value in bench.sample(driver).items():
-                if value is not None:
-                    samples.setdefault(key, []).append(value)
-    except Exception as exc:
+        if bench.warm_up:
+            bench.sample(driver)  # lazy imports, caches, first-run setup
+        sample = bench.sample(driver)
+    except Exception as exc:  # noqa: BLE001 - a framework's failure is reported, not fatal
         # Any failure inside a framework becomes that framework's reported
         # error (traceback on stderr) instead of ending the whole run.
         traceback.print_exc()
         return {"error": f"{type(exc).__name__}: {exc}"}
-    return {"samples": samples}
+    return {"samples": {key: [value] for key, value in sample.items() if value is not None}}
 
 
 def main(bench: Bench, argv: list[str] | None = None) -> int:
@@ -161,13 +159,12 @@ def main(bench: Bench, argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=f"openprogram vs peers: {bench.name}")
     parser.add_argument("--repeat", type=int, default=5, help="samples per framework (median)")
     parser.add_argument("--worker", choices=bench.frameworks, help=argparse.SUPPRESS)
-    parser.add_argument("--runs", type=int, default=1, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if not args.worker:
         use_bench_venv()
     prepare_environment()
     if args.worker:
-        reply = _run_worker(bench, args.worker, args.runs)
+        reply = _run_worker(bench, args.worker)
         print(RESULT_PREFIX + json.dumps(reply), flush=True)
         return 0
     print(format_report([collect(bench, args.repeat)]))

@@ -8,7 +8,7 @@
   (see each driver's ``validated_call``), per call, minus the plain Python
   call of the body.
 
-Cold needs a fresh process, so every sample is its own worker process.
+Cold needs the first run of a process, so workers skip the warm-up run.
 Run alone: ``python bench/bench_tools.py [--repeat N]``.
 """
 
@@ -78,7 +78,7 @@ BENCH = Bench(
     ),
     sample=sample,
     frameworks=tuple(name for name in drivers.NAMES if name != "minimal"),
-    fresh_process_per_run=True,
+    warm_up=False,
 )
 
 if __name__ == "__main__":

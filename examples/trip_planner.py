@@ -82,7 +82,9 @@ def main() -> None:
     """Run the planner from the command line."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("destination", nargs="?", default="Paris")
-    parser.add_argument("--model", default=None, help='e.g. "openai:gpt-4o-mini" (default: OPENPROGRAM_MODEL)')
+    parser.add_argument(
+        "--model", default=None, help='e.g. "openai:gpt-4o-mini" (default: OPENPROGRAM_MODEL)'
+    )
     args = parser.parse_args()
     with Runtime(args.model):
         print(plan_trip(args.destination))

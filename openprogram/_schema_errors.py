@@ -206,7 +206,7 @@ def _validator_for(schema: Mapping[str, Any]) -> Validator:
 
     cls = jsonschema.validators.validator_for(schema)
     try:
-        cls.check_schema(schema)
+        cls.check_schema(dict(schema))
     except jsonschema.SchemaError as exc:
         where = format_path(list(exc.absolute_path))
         raise UserError(

@@ -115,7 +115,7 @@ class Reader:
                 return builtin
         try:
             tp = self._resolve(raw)
-        except Exception as exc:  # evaluating user code may raise anything: report it as a problem
+        except Exception as exc:  # noqa: BLE001 - evaluating user code may raise anything: report it as a problem
             self.problems.append(
                 f"parameter {name!r}: cannot resolve annotation {raw!r} "
                 f"({type(exc).__name__}: {exc}); import the type at module level"

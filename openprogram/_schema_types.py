@@ -349,7 +349,7 @@ def _field_problems(annotation: Any, owner: type, seen: set[type]) -> list[str]:
     try:
         module = sys.modules.get(owner.__module__)
         tp = resolve(annotation, vars(module) if module else {}, dict(vars(owner)))
-    except Exception as exc:  # evaluating user code may raise anything: report it
+    except Exception as exc:  # noqa: BLE001 - evaluating user code may raise anything: report it
         return [f"cannot resolve annotation {annotation!r}: {type(exc).__name__}: {exc}"]
     found: list[str] = []
     _walk(tp, found, seen)
@@ -395,7 +395,7 @@ def _pydantic_problem(tp: Any) -> str | None:
 
     try:
         TypeAdapter(tp).json_schema()
-    except Exception as exc:  # pydantic's refusal, whatever its type, is what we report
+    except Exception as exc:  # noqa: BLE001 - pydantic's refusal, whatever its type, is what we report
         reason = str(exc).strip().split("\n", 1)[0].split(". ", 1)[0]
         return (
             f"unsupported annotation {_type_name(tp)} ({reason}); use a JSON-compatible type: "

@@ -26,59 +26,68 @@ IDLE_SECONDS = 2.0
 """How long an idle worker waits for work before exiting."""
 
 _WorkItem = tuple[Future[Any], Callable[[], Any]]
-_work: queue.SimpleQueue[_WorkItem] = queue.SimpleQueue()
-_lock = threading.Lock()
-_idle = 0  # workers waiting for work (or about to)
-_queued = 0  # items put and not yet taken
-_workers = 0  # workers alive
+
+
+class _CachedPool:
+    """Reuses idle workers, starts a new one when none is idle, retires idle ones."""
+
+    def __init__(self) -> None:
+        self._work: queue.SimpleQueue[_WorkItem] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0  # workers waiting for work (or about to)
+        self._queued = 0  # items put and not yet taken
+        self.workers = 0  # workers alive
+
+    def submit(self, fn: Callable[[], T]) -> Future[T]:
+        fut: Future[T] = Future()
+        with self._lock:
+            # Every queued item is matched by an idle worker or a new one: never a busy one.
+            start = self._idle <= self._queued
+            if start:
+                self.workers += 1
+            self._queued += 1
+            self._work.put((fut, fn))
+        if start:
+            threading.Thread(target=self._worker, name="openprogram-tool", daemon=True).start()
+        return fut
+
+    def _worker(self) -> None:
+        with self._lock:
+            self._idle += 1
+        while True:
+            try:
+                fut, fn = self._work.get(timeout=IDLE_SECONDS)
+            except queue.Empty:
+                with self._lock:
+                    if self._queued < self._idle:  # more idle workers than waiting items
+                        self._idle -= 1
+                        self.workers -= 1
+                        return
+                continue
+            with self._lock:
+                self._queued -= 1
+                self._idle -= 1
+            if fut.set_running_or_notify_cancel():
+                try:
+                    fut.set_result(fn())
+                except BaseException as exc:  # noqa: BLE001 - re-raised in the awaiting caller
+                    fut.set_exception(exc)
+            del fut, fn
+            with self._lock:
+                self._idle += 1
+
+
+_pool = _CachedPool()
 
 
 def active_workers() -> int:
     """Number of worker threads alive (busy or idle)."""
-    return _workers
+    return _pool.workers
 
 
 def submit(fn: Callable[[], T]) -> Future[T]:
     """Run ``fn`` on a worker thread; the returned future resolves with its result."""
-    global _queued, _workers
-    fut: Future[T] = Future()
-    with _lock:
-        # Every queued item is matched by an idle worker or a new one: never wait on a busy one.
-        start = _idle <= _queued
-        if start:
-            _workers += 1
-        _queued += 1
-        _work.put((fut, fn))
-    if start:
-        threading.Thread(target=_worker, name="openprogram-tool", daemon=True).start()
-    return fut
-
-
-def _worker() -> None:
-    global _idle, _queued, _workers
-    with _lock:
-        _idle += 1
-    while True:
-        try:
-            fut, fn = _work.get(timeout=IDLE_SECONDS)
-        except queue.Empty:
-            with _lock:
-                if _queued < _idle:  # more idle workers than waiting items: this one may go
-                    _idle -= 1
-                    _workers -= 1
-                    return
-            continue
-        with _lock:
-            _queued -= 1
-            _idle -= 1
-        if fut.set_running_or_notify_cancel():
-            try:
-                fut.set_result(fn())
-            except BaseException as exc:  # noqa: BLE001 - handed to the awaiting caller via the future
-                fut.set_exception(exc)
-        del fut, fn
-        with _lock:
-            _idle += 1
+    return _pool.submit(fn)
 
 
 async def run_in_thread(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:

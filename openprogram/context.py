@@ -40,9 +40,18 @@ _current_frame: ContextVar[AgenticFrame | None] = ContextVar(
     "openprogram_current_frame", default=None
 )
 
-_default_lock = threading.Lock()
-_default_runtime: Any = None
-_default_factory: Callable[[], Any] | None = None
+
+
+class _DefaultHolder:
+    """The process-wide default runtime and the factory that makes it on first use."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.runtime: Any = None
+        self.factory: Callable[[], Any] | None = None
+
+
+_default = _DefaultHolder()
 
 
 def get_current_tools() -> Any:
@@ -77,24 +86,21 @@ def use_current_runtime(runtime: Any) -> Iterator[Any]:
 
 def set_default_runtime(runtime: Any) -> None:
     """Set the process-wide fallback runtime (``None`` clears it)."""
-    global _default_runtime
-    with _default_lock:
-        _default_runtime = runtime
+    with _default.lock:
+        _default.runtime = runtime
 
 
 def set_default_runtime_factory(factory: Callable[[], Any]) -> None:
     """Install how a default runtime is made when none was set (done by ``openprogram.runtime``)."""
-    global _default_factory
-    _default_factory = factory
+    _default.factory = factory
 
 
 def get_default_runtime() -> Any:
     """The default runtime, created on first use from the factory (``None`` if there is none)."""
-    global _default_runtime
-    with _default_lock:
-        if _default_runtime is None and _default_factory is not None:
-            _default_runtime = _default_factory()
-        return _default_runtime
+    with _default.lock:
+        if _default.runtime is None and _default.factory is not None:
+            _default.runtime = _default.factory()
+        return _default.runtime
 
 
 def resolve_runtime(explicit: Any = None) -> Any:

@@ -19,68 +19,37 @@ that says exactly what was wrong; a second bad pick raises ``DecisionError``.
 
 from __future__ import annotations
 
-import enum
 import inspect
 import json
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from openprogram import _threads
+from openprogram._structured.choices import Choice, ChoiceKind, normalize_choices
 from openprogram._structured.render import render_params
 from openprogram.context import resolve_runtime, use_current_runtime
 from openprogram.exceptions import (
     ConfigurationError,
     DecisionError,
-    InvalidSchemaError,
-    UserError,
     ValidationFailedError,
 )
 from openprogram.messages import AssistantMessage, UserMessage
-from openprogram.schema import ArgumentsError, FunctionSchema, derive_schema, json_schema_violations
-from openprogram.structured import OutputSchema, is_model_class, iter_json_values, output_schema
-from openprogram.tools import Tool, ToolContext, to_tool
+from openprogram.schema import ArgumentsError, json_schema_violations
+from openprogram.structured import iter_json_values
+from openprogram.tools import Tool, ToolContext
 
 __all__ = [
     "Choice",
     "ChoiceKind",
     "DecisionMenu",
     "DecisionTurns",
+    "PickError",
     "Picked",
     "Reask",
     "async_make",
     "make",
 ]
-
-ChoiceKind: TypeAlias = Literal["function", "value", "schema"]
-"""What picking an option does: run a function, return a value, or return fields."""
-
-_NO_ARGS: Mapping[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
-_MAX_NAME = 128
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Choice:
-    """One option of a decision, normalised from whatever form it was given in."""
-
-    name: str
-    """What the model writes in ``"call"``."""
-    description: str
-    """One line telling the model what the option means (may be empty)."""
-    kind: ChoiceKind
-    """``"function"``, ``"value"`` or ``"schema"``."""
-    parameters: Mapping[str, Any] = field(default_factory=lambda: dict(_NO_ARGS))
-    """JSON Schema object of the option's ``"args"``."""
-    value: Any = field(default=None, repr=False)
-    """The value returned when a value option is picked."""
-    fn: Callable[..., Any] | None = field(default=None, repr=False)
-    """The plain function run when a function option is picked."""
-    function_schema: FunctionSchema | None = field(default=None, repr=False)
-    """Validates and converts the arguments of ``fn``."""
-    tool: Tool | None = field(default=None, repr=False)
-    """The tool run when the option was given as a ``Tool`` or agentic function."""
-    output: OutputSchema | None = field(default=None, repr=False)
-    """Validates the fields of a schema option."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +70,9 @@ class Reask:
     """Says what was wrong and how the pick must look."""
 
 
-class _BadPick(Exception):
+class PickError(ValueError):
+    """A reply's pick is missing or invalid; ``.problem`` says what, for the re-ask."""
+
     def __init__(self, problem: str) -> None:
         super().__init__(problem)
         self.problem = problem
@@ -124,22 +95,7 @@ class DecisionMenu:
         """
         if isinstance(options, DecisionMenu):
             return options
-        entries: list[tuple[str | None, Any, str]]
-        if isinstance(options, Mapping):
-            entries = [(_key_name(k), h, f"choices[{k!r}]") for k, h in options.items()]
-        elif isinstance(options, list | tuple):
-            entries = [(None, h, f"choices[{i}]") for i, h in enumerate(options)]
-        else:
-            raise UserError(
-                f"choices={options!r:.80} is not a set of options: pass a dict {{name: handler}} "
-                "or a list of functions, values, (handler, 'description') or "
-                "('description', schema)"
-            )
-        if not entries:
-            raise UserError("choices= is empty: give at least one option to pick from")
-        choices = tuple(_choice(name, handler, where) for name, handler, where in entries)
-        _check_unique(choices)
-        return cls(choices)
+        return cls(normalize_choices(options))
 
     @property
     def names(self) -> list[str]:
@@ -168,13 +124,13 @@ class DecisionMenu:
         """Find and validate the pick in a reply.
 
         Raises:
-            _BadPick: With ``.problem`` saying what was wrong (internal to the turns).
+            PickError: With ``.problem`` saying what was wrong.
         """
         name, args = _parse_pick(text)
         choice = self.get(name)
         if choice is None:
             options = ", ".join(repr(n) for n in self.names)
-            raise _BadPick(f"unknown option {name!r}; the options are {options}")
+            raise PickError(f"unknown option {name!r}; the options are {options}")
         return Picked(choice, _validate(choice, args))
 
     async def run(self, picked: Picked, runtime: Any) -> Any:
@@ -222,7 +178,7 @@ class DecisionTurns:
         text = message.text
         try:
             return self.menu.pick(text)
-        except _BadPick as exc:
+        except PickError as exc:
             problem = exc.problem
         names = ", ".join(repr(n) for n in self.menu.names)
         if not self._reasks_left:
@@ -277,127 +233,22 @@ def _runtime(runtime: Any) -> Any:
     return found
 
 
-# -- normalising options ---------------------------------------------------------------------
-
-
-def _choice(name: str | None, handler: Any, where: str) -> Choice:
-    if _is_schema_pair(handler):
-        description, schema = handler
-        return _schema_choice(name, schema, description, where)
-    description = ""
-    if isinstance(handler, tuple) and len(handler) == 2 and isinstance(handler[1], str):
-        handler, description = handler
-    if callable(handler) and not inspect.isclass(handler):
-        return _function_choice(name, handler, description)
-    return Choice(
-        name=name if name is not None else _value_name(handler, where),
-        description=_one_line(description),
-        kind="value",
-        value=handler,
-    )
-
-
-def _function_choice(name: str | None, fn: Callable[..., Any], description: str) -> Choice:
-    if isinstance(fn, Tool) or hasattr(fn, "__openprogram_tool__") or hasattr(fn, "execute"):
-        tool = to_tool(fn)
-        return Choice(
-            name=name or tool.name,
-            description=_one_line(description or tool.description),
-            kind="function",
-            parameters=tool.parameters,
-            tool=tool,
-        )
-    schema = derive_schema(fn)
-    return Choice(
-        name=name or schema.name,
-        description=_one_line(description or schema.description),
-        kind="function",
-        parameters=schema.parameters,
-        fn=fn,
-        function_schema=schema,
-    )
-
-
-def _schema_choice(name: str | None, schema: Any, description: str, where: str) -> Choice:
-    try:
-        output = output_schema(schema, where=where)
-    except InvalidSchemaError as exc:
-        raise UserError(str(exc)) from exc
-    if output.wrapped:
-        raise UserError(
-            f'{where}: a schema option needs an object schema ({{"type": "object", ...}}): '
-            "its fields come back with the decision"
-        )
-    if "decision" in (output.schema.get("properties") or {}):
-        raise UserError(
-            f"{where}: a schema option cannot have a field named 'decision' (it is reserved)"
-        )
-    title = output.schema.get("title")
-    if name is None and not isinstance(title, str):
-        raise UserError(f"{where}: a schema option needs a name: give the options as a dict")
-    return Choice(
-        name=name if name is not None else str(title),
-        description=_one_line(description),
-        kind="schema",
-        parameters=output.schema,
-        output=output,
-    )
-
-
-def _is_schema_pair(handler: Any) -> bool:
-    if not (isinstance(handler, tuple) and len(handler) == 2 and isinstance(handler[0], str)):
-        return False
-    return is_model_class(handler[1]) or isinstance(handler[1], Mapping)
-
-
-def _value_name(value: Any, where: str) -> str:
-    if isinstance(value, str):
-        return _key_name(value)
-    if isinstance(value, bool | int | float) or value is None:
-        return json.dumps(value)
-    if isinstance(value, enum.Enum):
-        return value.name
-    raise UserError(
-        f"{where} ({value!r:.60}) has no name the model could write: give the options as a "
-        "dict {name: value}"
-    )
-
-
-def _key_name(name: Any) -> str:
-    if not isinstance(name, str) or not name.strip() or len(name) > _MAX_NAME or "\n" in name:
-        raise UserError(
-            f"option name {name!r:.80} is not usable: use a non-empty one-line string of at most "
-            f"{_MAX_NAME} characters"
-        )
-    return name
-
-
-def _check_unique(choices: tuple[Choice, ...]) -> None:
-    names = [c.name for c in choices]
-    dupes = sorted({n for n in names if names.count(n) > 1})
-    if dupes:
-        raise UserError(
-            f"choices= has options with the same name: {', '.join(map(repr, dupes))}; "
-            "give the options as a dict to name them apart"
-        )
-
-
 # -- parsing and validating a pick -----------------------------------------------------------
 
 
 def _parse_pick(text: str) -> tuple[str, dict[str, Any]]:
     picks = [v for v in iter_json_values(text, "{") if isinstance(v, dict) and "call" in v]
     if not picks:
-        raise _BadPick('no pick was found: the reply must end with a JSON object {"call": ...}')
+        raise PickError('no pick was found: the reply must end with a JSON object {"call": ...}')
     pick = picks[-1]
     name = pick["call"]
     if not isinstance(name, str):
-        raise _BadPick(f'"call" must be the option name as a string, got {json.dumps(name)}')
+        raise PickError(f'"call" must be the option name as a string, got {json.dumps(name)}')
     args = pick.get("args", pick.get("arguments"))
     if args is None:
         args = {}
     if not isinstance(args, dict):
-        raise _BadPick(
+        raise PickError(
             f'"args" of option {name!r} must be a JSON object of arguments, got {json.dumps(args)}'
         )
     return name, args
@@ -408,20 +259,20 @@ def _validate(choice: Choice, args: dict[str, Any]) -> Mapping[str, Any]:
         try:
             return choice.function_schema.validate(args)
         except ArgumentsError as exc:
-            raise _BadPick(_invalid(choice, exc.violations)) from exc
+            raise PickError(_invalid(choice, exc.violations)) from exc
     if choice.output is not None:
         try:
             value = choice.output.validate(args)
         except ValidationFailedError as exc:
-            raise _BadPick(_invalid(choice, exc.violations)) from exc
+            raise PickError(_invalid(choice, exc.violations)) from exc
         return value.model_dump() if choice.output.model is not None else dict(value)
     if choice.kind == "value" and args:
-        raise _BadPick(
+        raise PickError(
             f"option {choice.name!r} takes no arguments, got {', '.join(map(repr, args))}"
         )
     violations = json_schema_violations(dict(choice.parameters), args)
     if violations:
-        raise _BadPick(_invalid(choice, violations))
+        raise PickError(_invalid(choice, violations))
     return args
 
 
@@ -469,11 +320,6 @@ async def _run_tool(choice: Choice, tool: Tool, arguments: Mapping[str, Any], ru
             problem=result.content,
         )
     return result.value
-
-
-def _one_line(text: str) -> str:
-    first_paragraph = text.strip().split("\n\n", 1)[0]
-    return " ".join(first_paragraph.split())
 
 
 def _quoted(name: str) -> str:

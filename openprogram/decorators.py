@@ -347,7 +347,7 @@ def _available(flag: Any, fn: Any) -> bool:
         return bool(flag)
     try:
         return bool(flag())
-    except Exception:  # a raising predicate means "not available" (L1 fails closed); logged
+    except Exception:  # noqa: BLE001 - a raising predicate means "not available" (L1 fails closed); logged
         _log.warning(
             "available_if of %s raised; it is left undecorated and unregistered",
             getattr(fn, "__qualname__", fn),

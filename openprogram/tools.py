@@ -11,6 +11,7 @@ failures: bad arguments, exceptions and timeouts come back as
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import json
 import re
@@ -18,7 +19,7 @@ import threading
 import time
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeAlias
 
 import pydantic_core
@@ -172,7 +173,9 @@ class Tool:
         if timeout is not None and timeout <= 0:
             raise UserError(f"tool {name!r}: timeout must be > 0 seconds, got {timeout!r}")
         if max_result_chars < 200:
-            raise UserError(f"tool {name!r}: max_result_chars must be >= 200, got {max_result_chars}")
+            raise UserError(
+                f"tool {name!r}: max_result_chars must be >= 200, got {max_result_chars}"
+            )
         self.name = name
         self._description = description
         self._parameters = dict(parameters) if parameters is not None else None
@@ -212,7 +215,11 @@ class Tool:
         """JSON Schema object of the arguments."""
         if self._parameters is None:
             if self._schema is None:
-                self._parameters = {"type": "object", "properties": {}, "additionalProperties": False}
+                self._parameters = {
+                    "type": "object",
+                    "properties": {},
+                    "additionalProperties": False,
+                }
             else:
                 self._parameters = self._schema.parameters
         return self._parameters
@@ -252,7 +259,9 @@ class Tool:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the underlying function directly, like plain Python."""
         if self.fn is None:
-            raise TypeError(f"tool {self.name!r} wraps no Python function; use await tool.execute(args)")
+            raise TypeError(
+                f"tool {self.name!r} wraps no Python function; use await tool.execute(args)"
+            )
         param = self._schema.runtime_param if self._schema is not None else None
         if param is not None:
             assert self._schema is not None
@@ -265,7 +274,9 @@ class Tool:
                 kwargs[param] = resolve_runtime()
         return self.fn(*args, **kwargs)
 
-    async def execute(self, args: Mapping[str, Any], context: ToolContext | None = None) -> ToolResult:
+    async def execute(
+        self, args: Mapping[str, Any], context: ToolContext | None = None
+    ) -> ToolResult:
         """Validate ``args``, run the tool and return its result; never raises for tool failures.
 
         Args:
@@ -277,17 +288,21 @@ class Tool:
         if key is not None and (hit := self._cache_get(key)) is not None:
             return hit
         try:
-            result = await self._run(args, context)
-        except ToolError as exc:
-            text = truncate(str(exc), self.max_result_chars)
-            return ToolResult(content=text, is_error=True, error_kind="tool_error")
-        except ArgumentsError as exc:
+            validated = self._validate(args)
+        except ArgumentsError as exc:  # only the model's arguments, never the body's errors
             return ToolResult(
                 content=self._invalid_args_text(exc.violations),
                 is_error=True,
                 error_kind="invalid_arguments",
                 violations=tuple(exc.violations),
             )
+        except UserError as exc:  # a hand-written parameters schema that is itself invalid
+            return self._failed(exc)
+        try:
+            result = await self._invoke(validated, context)
+        except ToolError as exc:
+            text = truncate(str(exc), self.max_result_chars)
+            return ToolResult(content=text, is_error=True, error_kind="tool_error")
         except TimeoutError as exc:
             if self.timeout is None:  # raised by the body itself: no deadline of ours expired
                 return self._failed(exc)
@@ -298,23 +313,31 @@ class Tool:
                 is_error=True,
                 error_kind="timeout",
             )
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any body failure becomes an error result
             return self._failed(exc)
         if key is not None:
             self._cache_put(key, result)
         return result
 
-    async def _run(self, args: Mapping[str, Any], context: ToolContext) -> ToolResult:
+    def _validate(self, args: Mapping[str, Any]) -> dict[str, Any]:
         if not isinstance(args, Mapping):
-            raise ArgumentsError([f"(root): expected a JSON object of arguments, got {type(args).__name__}"])
+            kind = type(args).__name__
+            raise ArgumentsError([f"(root): expected a JSON object of arguments, got {kind}"])
         if self._schema is not None and self._execute is None:
-            return await self._run_function(self._schema, args, context)
-        return await self._run_execute(args, context)
+            return self._schema.validate(args)
+        violations = json_schema_violations(self.parameters, dict(args))
+        if violations:
+            raise ArgumentsError(violations)
+        return dict(args)
+
+    async def _invoke(self, validated: dict[str, Any], context: ToolContext) -> ToolResult:
+        if self._schema is not None and self._execute is None:
+            return await self._run_function(self._schema, validated, context)
+        return await self._run_execute(validated, context)
 
     async def _run_function(
-        self, schema: FunctionSchema, args: Mapping[str, Any], context: ToolContext
+        self, schema: FunctionSchema, kwargs: dict[str, Any], context: ToolContext
     ) -> ToolResult:
-        kwargs = schema.validate(args)
         if schema.runtime_param is not None:
             kwargs[schema.runtime_param] = context.runtime or resolve_runtime()
         if schema.context_param is not None:
@@ -327,27 +350,21 @@ class Tool:
             value = await asyncio.wait_for(_threads.run_in_thread(fn, **kwargs), self.timeout)
         return self._ok(value)
 
-    async def _run_execute(self, args: Mapping[str, Any], context: ToolContext) -> ToolResult:
-        violations = json_schema_violations(self.parameters, dict(args))
-        if violations:
-            raise ArgumentsError(violations)
+    async def _run_execute(self, args: dict[str, Any], context: ToolContext) -> ToolResult:
         execute = self._execute
         if execute is None:
             raise TypeError(f"tool {self.name!r} has no execute callable")
-        takes_context = _accepts_context(execute)
-        call_args: tuple[Any, ...] = (dict(args), context) if takes_context else (dict(args),)
+        call_args: tuple[Any, ...] = (args, context) if _accepts_context(execute) else (args,)
         if inspect.iscoroutinefunction(execute):
             value = await asyncio.wait_for(execute(*call_args), self.timeout)
         else:
-            value = await asyncio.wait_for(_threads.run_in_thread(execute, *call_args), self.timeout)
+            value = await asyncio.wait_for(
+                _threads.run_in_thread(execute, *call_args), self.timeout
+            )
             if inspect.isawaitable(value):
                 value = await asyncio.wait_for(_as_coro(value), self.timeout)
         if isinstance(value, ToolResult):
-            return ToolResult(
-                content=truncate(value.content, self.max_result_chars),
-                is_error=value.is_error,
-                value=value.value,
-            )
+            return replace(value, content=truncate(value.content, self.max_result_chars))
         return self._ok(value)
 
     def _failed(self, exc: BaseException) -> ToolResult:
@@ -463,10 +480,8 @@ def to_tool(obj: ToolLike, *, index: int | None = None) -> Tool:
         if cached is not None:
             return cached
         tool = Tool.from_function(obj)
-        try:
+        with contextlib.suppress(TypeError):  # not weak-referenceable: fine, just not cached
             _coerced[obj] = tool
-        except TypeError:  # not weak-referenceable: fine, just not cached
-            pass
         return tool
     raise TypeError(
         f"{_where(obj, index)} is not a tool: pass a Tool, an @agentic_function, a plain "

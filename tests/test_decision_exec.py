@@ -147,7 +147,7 @@ def test_async_make() -> None:
 # -- nesting -----------------------------------------------------------------------------------
 
 
-@agentic_function
+@agentic_function(register_globally=False)  # keep the shared registry clean
 def route(ticket: str, runtime: Runtime) -> str:
     """Route a ticket to a team."""
     return runtime.exec(
@@ -214,3 +214,13 @@ def test_at_the_cap_finish_asks_for_the_pick_once_more() -> None:
     assert provider.requests[1].tool_choice == "none"
     assert rt.last_run is not None
     assert rt.last_run.stop_reason == "max_iterations"
+
+
+def test_menu_joins_block_content_as_a_last_text_block() -> None:
+    provider = ScriptedProvider(['{"call": "wait"}'])
+    content = ["Handle A1.", {"type": "text", "text": "It is urgent."}]
+    Runtime(provider).exec(content, tools=[], choices=CHOICES)
+    blocks = provider.requests[0].messages[0].content
+    assert isinstance(blocks, tuple)
+    assert [b.text for b in blocks[:2]] == ["Handle A1.", "It is urgent."]  # type: ignore[union-attr]
+    assert blocks[2].text == "\n\n" + DecisionMenu.of(CHOICES).render()  # type: ignore[union-attr]

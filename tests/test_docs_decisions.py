@@ -7,9 +7,12 @@ into one session; the shipped fakes stand in for the model, so no network.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from openprogram import default_registry
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 PAGES = ["decisions.md", "structured-output.md"]
@@ -22,6 +25,16 @@ def python_blocks(page: str) -> list[tuple[int, str]]:
     return [(text.count("\n", 0, m.start()) + 2, m.group(1)) for m in _BLOCK.finditer(text)]
 
 
+@pytest.fixture
+def clean_registry() -> Iterator[None]:
+    """Unregister what the examples' decorators add to the shared default registry."""
+    before = set(default_registry.names())
+    yield
+    for name in set(default_registry.names()) - before:
+        default_registry.unregister(name)
+
+
+@pytest.mark.usefixtures("clean_registry")
 @pytest.mark.parametrize("page", PAGES)
 def test_every_python_block_runs(page: str) -> None:
     blocks = python_blocks(page)

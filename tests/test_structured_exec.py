@@ -259,7 +259,7 @@ def test_bad_structured_options_fail_before_any_request(
 # -- nesting -----------------------------------------------------------------------------------
 
 
-@agentic_function
+@agentic_function(register_globally=False)  # keep the shared registry clean
 def describe(city: str, runtime: Runtime) -> City:
     """Describe a city."""
     answer: City = runtime.exec(f"Describe {city}.", tools=[], response_format=City)

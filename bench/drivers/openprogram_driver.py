@@ -13,9 +13,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from _fixtures import Script, Turn, menu_bytes
-from openprogram.testing import ScriptedProvider, call
 
 from openprogram import Runtime, function
+from openprogram.testing import ScriptedProvider, call
 
 IMPORT_TOP = "import openprogram"
 IMPORT_LOOP = "import openprogram, openprogram.testing"

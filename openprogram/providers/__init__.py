@@ -92,7 +92,10 @@ def _cls(name: str) -> Any:
 
 
 def _ollama(model: str | None) -> Provider:
-    return _cls("OpenAIProvider")(model=model, base_url=_ollama_url(), api_key_env=None, name="ollama")
+    provider: Provider = _cls("OpenAIProvider")(
+        model=model, base_url=_ollama_url(), api_key_env=None, name="ollama"
+    )
+    return provider
 
 
 def _ollama_url() -> str:

@@ -100,7 +100,7 @@ class ThinkingDelta:
 
 @dataclass(frozen=True, slots=True)
 class ToolCallDelta:
-    """A fragment of a tool call being streamed (for display; the final message is authoritative)."""
+    """A fragment of a streamed tool call (for display; the final message is authoritative)."""
 
     index: int
     """Position of the call in the reply."""

@@ -219,7 +219,7 @@ async def _approval_denial(call: ToolCall, tool: Tool, hook: Approval | None) ->
     rule = tool.requires_approval
     try:
         needed = rule(call.arguments) if callable(rule) else rule
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - a raising approval rule denies (fail closed)
         return f"its approval rule raised {type(exc).__name__}: {exc} (denied to be safe)"
     if hook is None:
         if not needed:
@@ -236,7 +236,7 @@ async def _approval_denial(call: ToolCall, tool: Tool, hook: Approval | None) ->
             verdict = await _threads.run_in_thread(hook, call)
             if inspect.isawaitable(verdict):
                 verdict = await verdict
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - a raising approval hook denies (fail closed)
         return f"the approval hook raised {type(exc).__name__}: {exc} (denied to be safe)"
     if verdict is None:
         return None

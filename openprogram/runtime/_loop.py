@@ -3,7 +3,9 @@
 1. ``request_reply``: request → provider → one ``AssistantMessage``;
 2. ``stopped``: ``stop_reason`` ``error`` raises ``LLMError``, ``aborted`` ends the run;
 3. no ``ToolCall`` → ``finish``: its text is the result (unless steering or a
-   follow-up is queued, which starts another round);
+   follow-up is queued, which starts another round); with ``choices`` or
+   ``response_format``, ``conclude`` turns the final reply (or a call of the
+   hidden submit tool) into the output, or earns it one re-ask/repair turn;
 4. ``execute_calls``: run the calls, append one ``ToolResultMessage`` per call, go to 1.
 
 Before every model call, queued steering messages are delivered

@@ -21,7 +21,7 @@ def _holds(predicate: Any, *args: Any) -> bool:
         return True
     try:
         return bool(predicate(*args))
-    except Exception:  # a raising predicate hides the tool (fail closed)
+    except Exception:  # noqa: BLE001 - a raising predicate hides the tool (fail closed)
         return False
 
 

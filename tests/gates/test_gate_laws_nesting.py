@@ -50,11 +50,15 @@ class Exec:
 @st.composite
 def _execs(draw: st.DrawFn, names: Sequence[str], *, explicit: bool) -> Exec:
     # Lists drawn from the drawn tools' own names, so vetoes and explicit lists overlap often.
+    # Often no narrowing of its own, so what the inner exec inherits is what decides.
+    everything = st.just(list(names))
     return Exec(
         source=draw(_source),
-        allow=draw(st.none() | _some(names)),
-        deny=draw(_some(names)),
-        tools=draw(st.none() | st.just(list(names)) | _some(names)) if explicit else None,
+        allow=draw(st.one_of(st.none(), st.none(), _some(names))),
+        deny=draw(st.one_of(st.just([]), _some(names))),
+        tools=draw(st.one_of(st.none(), everything, everything, _some(names)))
+        if explicit
+        else None,
         calls=draw(_some(DEFAULT_NAMES)),
     )
 
