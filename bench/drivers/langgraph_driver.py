@@ -96,7 +96,6 @@ class _LangGraphAgent:
     def menu_bytes(self) -> int | None:
         return menu_bytes(self._model.bound_tools)
 
-
     def reported_prompt_bytes(self) -> int | None:
         return None  # this framework reports no prompt size
 

@@ -121,8 +121,8 @@ class _ScriptedModel(Model):
 class _OpenAIAgentsAgent:
     def __init__(self, tools: Sequence[Callable[..., Any]], script: Script) -> None:
         self._model = _ScriptedModel(script)
-        tools_: list[Tool] = [function_tool(fn) for fn in tools]
-        self._agent = Agent(name="bench", model=self._model, tools=tools_)
+        function_tools: list[Tool] = [function_tool(fn) for fn in tools]
+        self._agent = Agent(name="bench", model=self._model, tools=function_tools)
         self._max_turns = len(script) + 1
         self._config = RunConfig(tracing_disabled=True)
 
@@ -141,7 +141,6 @@ class _OpenAIAgentsAgent:
                 if isinstance(t, FunctionTool)
             ]
         )
-
 
     def reported_prompt_bytes(self) -> int | None:
         return None  # this framework reports no prompt size

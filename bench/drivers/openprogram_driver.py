@@ -23,7 +23,8 @@ IMPORT_LOOP = "import openprogram, openprogram.testing"
 
 def tool_schema(fn: Callable[..., Any]) -> dict[str, Any]:
     """Decorate with ``@function`` (registering globally) and return its schema."""
-    return function(fn).spec["parameters"]
+    parameters: dict[str, Any] = function(fn).spec["parameters"]
+    return parameters
 
 
 def validated_call(fn: Callable[..., Any]) -> Callable[[dict[str, Any]], Awaitable[Any]]:
@@ -36,11 +37,6 @@ def _scripted(turn: Turn) -> Any:
         return turn
     calls = [call(c.name, **c.args) for c in turn]
     return calls[0] if len(calls) == 1 else calls
-
-
-def _spec(tool: Any) -> dict[str, Any]:
-    # ProviderRequest.tools holds specs; accept Tool objects too, in case.
-    return tool if isinstance(tool, dict) else tool.spec
 
 
 class _OpenProgramAgent:
@@ -68,7 +64,7 @@ class _OpenProgramAgent:
     def menu_bytes(self) -> int | None:
         if self._provider is None or not self._provider.requests:
             return None
-        return menu_bytes([_spec(t) for t in self._provider.requests[-1].tools])
+        return menu_bytes(list(self._provider.requests[-1].tools))  # tool specs
 
     def reported_prompt_bytes(self) -> int | None:
         return self.prompt_sizes[-1] if self.prompt_sizes else None

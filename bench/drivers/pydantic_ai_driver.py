@@ -94,7 +94,6 @@ class _PydanticAIAgent:
         ]
         return menu_bytes(specs)
 
-
     def reported_prompt_bytes(self) -> int | None:
         return None  # this framework reports no prompt size
 

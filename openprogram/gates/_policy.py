@@ -114,7 +114,7 @@ class Policy:
         loaded outside are loaded inside too — loading never bypasses a veto.
         """
         if self.allow is None:
-            allow = None
+            allow = inner.allow
         elif inner.allow is None:
             allow = self.allow
         else:

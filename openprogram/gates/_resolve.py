@@ -185,7 +185,10 @@ class _Static:
         check_toolset_known(
             policy.toolset, known if known is not None else known_toolsets(items, toolsets)
         )
-        given = GateInput(policy, GateContext(source=policy.source, env=env), toolsets)
+        # Read each required variable once (os.environ lookups are slow), not once per tool.
+        required = {var for tool in items for var in tool.requires_env}
+        env_view = {var: value for var in required if (value := env.get(var))}
+        given = GateInput(policy, GateContext(source=policy.source, env=env_view), toolsets)
         entries: list[tuple[Tool, Verdict]] = []
         for tool in items:
             verdict: Verdict = None

@@ -34,6 +34,11 @@ CATALOG_LINE_CHARS = 160
 
 _CAMEL = re.compile(r"([a-z0-9])([A-Z])")
 _WORD = re.compile(r"[a-z0-9]+")
+_STOP_WORDS = frozenset(
+    # one readable line of words; a list literal would take 23 lines
+    "a an and are at be by for from how i in is it me my of on or the to what with".split()  # noqa: SIM905
+)
+"""Query words that carry no meaning for search (a query equal to a tool name still matches)."""
 _MIN_PARTIAL = 3
 """Shortest query word that may match a longer word by prefix (``"hot"`` -> ``"hotels"``)."""
 
@@ -45,10 +50,11 @@ def search_tools(query: str, tools: Sequence[Tool], max_results: int = 5) -> lis
     """The tools of ``tools`` matching ``query``, best first (ties keep the given order).
 
     ``"select:a,b"`` returns exactly the named tools that exist, in that
-    order, whatever ``max_results``. Otherwise each query word scores a tool
-    by where it occurs — name (most), summary, description (least) — whole
-    words above prefixes; tools scoring nothing are left out. Only metadata is
-    read: nothing is imported.
+    order, whatever ``max_results``. Otherwise each query word (common words
+    like "a" or "of" aside) scores a tool by where it occurs — name (most),
+    summary, description (least) — whole words above prefixes; a query equal
+    to a tool's name puts it first; tools scoring nothing are left out. Only
+    metadata is read: nothing is imported.
 
     Example:
         >>> from openprogram.tools import Tool
@@ -70,8 +76,8 @@ def search_tools(query: str, tools: Sequence[Tool], max_results: int = 5) -> lis
     text = query.strip()
     if text[: len(SELECT_PREFIX)].lower() == SELECT_PREFIX:
         return _select(text[len(SELECT_PREFIX) :], tools)
-    terms = _words(text)
-    if not terms:
+    terms = _words(text) - _STOP_WORDS
+    if not text:
         return []
     whole = text.lower()
     scored = []

@@ -28,12 +28,26 @@ from openprogram.testing._fakes import (
     call,
     text,
 )
+from openprogram.testing._record import (
+    RecordingProvider,
+    ReplayMissError,
+    ReplayProvider,
+    normalize_request,
+    record,
+    replay,
+)
 
 __all__ = [
     "FunctionProvider",
+    "RecordingProvider",
+    "ReplayMissError",
+    "ReplayProvider",
     "Reply",
     "ScriptExhaustedError",
     "ScriptedProvider",
     "call",
+    "normalize_request",
+    "record",
+    "replay",
     "text",
 ]

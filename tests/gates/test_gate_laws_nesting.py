@@ -25,7 +25,7 @@ from openprogram.testing import FunctionProvider, call
 from openprogram.testing.strategies import DEFAULT_NAMES, DEFAULT_SOURCES, tool_lists
 from openprogram.tools import Tool
 
-NESTED = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+NESTED = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 AGENT = "agent"
 SEARCH = "tool_search"
 
@@ -48,17 +48,25 @@ class Exec:
 
 
 @st.composite
-def _execs(draw: st.DrawFn, names: Sequence[str], *, explicit: bool) -> Exec:
+def _outer(draw: st.DrawFn, names: Sequence[str]) -> Exec:
     # Lists drawn from the drawn tools' own names, so vetoes and explicit lists overlap often.
-    # Often no narrowing of its own, so what the inner exec inherits is what decides.
+    return Exec(
+        source=draw(_source),
+        allow=draw(st.none() | _some(names)),
+        deny=draw(_some(names)),
+        calls=draw(_some(DEFAULT_NAMES)),
+    )
+
+
+@st.composite
+def _inner(draw: st.DrawFn, names: Sequence[str]) -> Exec:
+    # Mostly no narrowing of its own and every tool listed: what it inherits then decides.
     everything = st.just(list(names))
     return Exec(
         source=draw(_source),
         allow=draw(st.one_of(st.none(), st.none(), _some(names))),
         deny=draw(st.one_of(st.just([]), _some(names))),
-        tools=draw(st.one_of(st.none(), everything, everything, _some(names)))
-        if explicit
-        else None,
+        tools=draw(st.one_of(st.none(), everything, everything, _some(names))),
         calls=draw(_some(DEFAULT_NAMES)),
     )
 
@@ -165,8 +173,8 @@ def _assert_law7(got: Outcome, outer: Exec, inner: Exec) -> None:
 )
 def test_law7_nesting_only_narrows(drawn: list[Tool], data: st.DataObject) -> None:
     names = [t.name for t in drawn]
-    outer = data.draw(_execs(names, explicit=False), label="outer")
-    inner = data.draw(_execs(names, explicit=True), label="inner")
+    outer = data.draw(_outer(names), label="outer")
+    inner = data.draw(_inner(names), label="inner")
     got = _run(drawn, outer, inner, expose=True, defer=False)
     _assert_law7(got, outer, inner)
 
@@ -175,8 +183,8 @@ def test_law7_nesting_only_narrows(drawn: list[Tool], data: st.DataObject) -> No
 @given(drawn=tool_lists(min_size=1), data=st.data())
 def test_law8_no_call_bypasses_the_current_menu(drawn: list[Tool], data: st.DataObject) -> None:
     names = [t.name for t in drawn]
-    outer = data.draw(_execs(names, explicit=False), label="outer")
-    inner = data.draw(_execs(names, explicit=True), label="inner")
+    outer = data.draw(_outer(names), label="outer")
+    inner = data.draw(_inner(names), label="inner")
     got = _run(drawn, outer, inner)
     _assert_law7(got, outer, inner)
     assert got.outer_ran <= got.outer_menu

@@ -71,6 +71,13 @@ def test_prefixes_of_three_letters_or_more_match() -> None:
     assert search_tools("ho", TOOLS) == []
 
 
+def test_common_words_do_not_match() -> None:
+    assert search_tools("of the", TOOLS) == []
+    assert _names(search_tools("a flight to the airports", TOOLS)) == ["book_flight"]
+    tools = [_tool("to", "A tool named like a stop word.")]
+    assert search_tools("to", tools) == tools
+
+
 def test_no_words_or_no_match_find_nothing() -> None:
     assert search_tools("", TOOLS) == []
     assert search_tools("  !!! ", TOOLS) == []

@@ -35,7 +35,7 @@ import importlib.util
 import logging
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 import httpx
 
@@ -216,9 +216,15 @@ class LocalProvider:
         return f"LocalProvider(model={LOCAL_MODEL!r}, server={where!r})"
 
     async def aclose(self) -> None:
-        """Close the HTTP client this provider owns on the running loop."""
+        """Close the HTTP client this provider owns on the running loop (not the server)."""
         if self._wire is not None:
             await self._wire.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
 
     async def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
         """Send one request to the local server, streaming events ending with ``ResponseDone``.

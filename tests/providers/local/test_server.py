@@ -1,0 +1,205 @@
+"""The supervisor's lifecycle against a fake child that speaks the same handshake."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from openprogram.exceptions import ConfigurationError, LLMError
+from openprogram.providers.local import _server
+from openprogram.providers.local._server import ServerOptions, Supervisor, chat_template
+
+from . import _fake_child
+
+
+def _gone(pid: int, within_s: float = 10.0) -> bool:
+    """Whether ``pid`` has exited (a zombie counts) within the time given."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        if state == "Z":
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Supervisor]:
+    """A supervisor whose child is the fake; stopped after the test."""
+    monkeypatch.setattr(_server, "_CHILD_CODE", _fake_child.CODE)
+    monkeypatch.setattr(_server, "ensure_weights", lambda: tmp_path / "model.gguf")
+    monkeypatch.setenv("FAKE_CHILD_MODE", "ok")
+    supervisor = Supervisor(ServerOptions(start_timeout_s=60.0))
+    yield supervisor
+    supervisor.stop()
+
+
+def test_start_returns_a_loopback_v1_url_that_is_healthy(fake: Supervisor) -> None:
+    assert fake.base_url is None
+    url = fake.ensure()
+    assert url.startswith("http://127.0.0.1:")
+    assert url.endswith("/v1")
+    assert httpx.get(url.removesuffix("/v1") + "/health").status_code == 200
+    assert fake.base_url == url
+    assert fake.pid is not None
+
+
+def test_later_calls_reuse_the_running_server(fake: Supervisor) -> None:
+    url = fake.ensure()
+    pid = fake.pid
+    assert fake.ensure() == url
+    assert fake.ensure(check_health=True) == url
+    assert fake.pid == pid
+
+
+def test_a_dead_server_is_restarted(fake: Supervisor) -> None:
+    fake.ensure()
+    pid = fake.pid
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while fake.pid is not None and time.monotonic() < deadline:
+        time.sleep(0.05)  # a killed leader shows as a zombie before its threads are all gone
+    url = fake.ensure()
+    assert fake.pid not in (None, pid), (pid, fake.pid, url)
+    assert httpx.get(url.removesuffix("/v1") + "/health").status_code == 200
+
+
+def test_an_unhealthy_server_is_replaced_when_health_is_checked(
+    fake: Supervisor, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    sick = tmp_path / "sick"
+    monkeypatch.setenv("FAKE_CHILD_SICK", str(sick))
+    fake.ensure()
+    pid = fake.pid
+    sick.write_text(str(pid))
+    assert fake.ensure() is not None  # without a health check the live process is kept
+    assert fake.pid == pid
+    fake.ensure(check_health=True)
+    assert fake.pid != pid
+    assert pid is not None
+    assert _gone(pid)
+
+
+def test_stop_ends_the_child_and_is_idempotent(fake: Supervisor) -> None:
+    fake.ensure()
+    pid = fake.pid
+    assert pid is not None
+    fake.stop()
+    assert _gone(pid, within_s=1.0)
+    assert fake.base_url is None
+    fake.stop()
+
+
+def test_concurrent_first_use_starts_one_server(fake: Supervisor) -> None:
+    urls: list[str] = []
+    threads = [threading.Thread(target=lambda: urls.append(fake.ensure())) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(urls) == 6
+    assert len(set(urls)) == 1
+
+
+def test_a_crash_at_start_raises_with_the_server_log(
+    fake: Supervisor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_CHILD_MODE", "crash")
+    with pytest.raises(LLMError) as info:
+        fake.ensure()
+    err = info.value
+    assert err.reason == "server"
+    assert "exited with code 3" in err.message
+    assert "boom: the fake model failed to load" in err.message
+    assert fake.pid is None
+
+
+def test_a_server_that_never_announces_itself_times_out(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(_server, "_CHILD_CODE", _fake_child.CODE)
+    monkeypatch.setattr(_server, "ensure_weights", lambda: tmp_path / "model.gguf")
+    monkeypatch.setenv("FAKE_CHILD_MODE", "silent")
+    supervisor = Supervisor(ServerOptions(start_timeout_s=1.0))
+    started = time.monotonic()
+    with pytest.raises(LLMError, match="did not load the model in time"):
+        supervisor.ensure()
+    assert time.monotonic() - started < 15
+    assert supervisor.pid is None
+
+
+_SCRIPT = textwrap.dedent(
+    """
+    import sys, time
+    from pathlib import Path
+    from openprogram.providers.local import _server
+    _server._CHILD_CODE = {code!r}
+    _server.ensure_weights = lambda: Path("unused.gguf")
+    supervisor = _server.Supervisor()
+    supervisor.ensure()
+    print(supervisor.pid, flush=True)
+    if sys.argv[1] == "hang":
+        time.sleep(120)
+    """
+)
+
+
+def _run_parent(mode: str) -> tuple[subprocess.Popen[str], int]:
+    parent = subprocess.Popen(
+        [sys.executable, "-c", _SCRIPT.format(code=_fake_child.CODE), mode],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "FAKE_CHILD_MODE": "ok"},
+    )
+    assert parent.stdout is not None
+    line = parent.stdout.readline()
+    assert line.strip().isdigit(), f"parent printed {line!r}"
+    return parent, int(line)
+
+
+def test_the_child_stops_when_the_interpreter_exits() -> None:
+    parent, child = _run_parent("exit")
+    with parent:
+        assert parent.wait(timeout=30) == 0
+    assert _gone(child)
+
+
+def test_the_child_stops_when_its_parent_is_killed() -> None:
+    parent, child = _run_parent("hang")
+    with parent:
+        parent.kill()
+        parent.wait(timeout=30)
+    assert _gone(child)
+
+
+def test_threads_default_to_half_the_cpus_or_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("OPENPROGRAM_LOCAL_THREADS", raising=False)
+    assert _server._default_threads() == max(1, (os.cpu_count() or 2) // 2)
+    monkeypatch.setenv("OPENPROGRAM_LOCAL_THREADS", "3")
+    assert _server._default_threads() == 3
+    monkeypatch.setenv("OPENPROGRAM_LOCAL_THREADS", "many")
+    with pytest.raises(ConfigurationError, match="OPENPROGRAM_LOCAL_THREADS"):
+        _server._default_threads()
+
+
+def test_the_shipped_template_is_package_data() -> None:
+    template = chat_template()
+    assert "<|im_start|>" in template
+    assert '{"name": "' in template
+    assert "Function result:" in template
