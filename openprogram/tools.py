@@ -391,7 +391,7 @@ class Tool:
             return None
         try:
             return json.dumps(args, sort_keys=True, default=str)
-        except (TypeError, ValueError):  # unhashable/recursive arguments are simply not cached
+        except (TypeError, ValueError, RecursionError):  # unencodable arguments: not cached
             return None
 
     def _cache_get(self, key: str) -> ToolResult | None:

@@ -18,7 +18,7 @@ from typing import Any, Literal, TypeAlias, TypedDict
 from openprogram.batch._limit import RateLimitedProvider, RateLimiter
 from openprogram.batch._types import Progress
 from openprogram.exceptions import UserError
-from openprogram.providers import resolve_provider
+from openprogram.providers import PROVIDER_PREFIXES, resolve_provider
 from openprogram.providers.base import Provider
 from openprogram.runtime import Runtime
 
@@ -26,7 +26,7 @@ __all__ = ["Backend", "BatchKwargs", "BatchOptions", "ProviderSpec", "make_runti
 
 Backend: TypeAlias = Literal["local", "ray"]
 
-ProviderSpec: TypeAlias = "Provider | str | Callable[[], Provider]"
+ProviderSpec: TypeAlias = Provider | str | Callable[[], Provider]
 """A provider object (local only), a string like ``"openai:gpt-4o-mini"``, or a factory."""
 
 
@@ -143,6 +143,15 @@ class BatchOptions:
             raise UserError(
                 f"batch.map(provider={provider!r:.60}) is not a provider: pass a Provider, "
                 "a string like 'openai:gpt-4o-mini', or a function returning a Provider"
+            )
+        vendor, colon, _ = provider.partition(":") if isinstance(provider, str) else ("", "", "")
+        if isinstance(provider, str) and (not colon or vendor.lower() not in PROVIDER_PREFIXES):
+            # Only the prefix: the provider itself is built where the items run (a Ray worker
+            # may have environment variables this process lacks).
+            raise UserError(
+                f"batch.map(provider={provider!r}): unknown provider prefix; use one of "
+                f"{', '.join(PROVIDER_PREFIXES)} followed by ':<model>' (e.g. "
+                "'openai:gpt-4o-mini'), or pass a Provider or a factory"
             )
         options = self.runtime_options
         if options is None:

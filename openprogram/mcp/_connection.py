@@ -184,6 +184,7 @@ class MCPConnection:
                     "reconnect_attempts=0 forbids reconnecting"
                 )
             self._connecting = self._runner.loop.create_task(self._establish(attempts, reconnect))
+            self._connecting.add_done_callback(_retrieve)
         # Shielded: a cancelled call (its timeout) must not abort a connection others wait for.
         return await asyncio.shield(self._connecting)
 
@@ -222,11 +223,13 @@ class MCPConnection:
         try:
             return await asyncio.wait_for(asyncio.shield(ready), self.connect_timeout)
         except TimeoutError:
-            holder.cancel()
-            await asyncio.gather(holder, return_exceptions=True)
+            await _stop(holder)
             raise MCPConnectionError(
                 f"no answer within connect_timeout={self.connect_timeout:g} s"
             ) from None
+        except asyncio.CancelledError:  # close() during the attempt: abandon it, do not wait
+            holder.cancel()
+            raise
         except Exception as exc:
             # The SDK raises whatever its transport met (OSError, an ExceptionGroup,
             # MCPError); one typed error keeps the cause.
@@ -313,3 +316,15 @@ class MCPConnection:
             return self._runner.submit(make)
         except RuntimeError as exc:  # closed by another thread since the check above
             raise MCPConnectionError(f"MCP server {self.name!r} is closed") from exc
+
+
+async def _stop(task: asyncio.Task[None]) -> None:
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+
+
+def _retrieve(task: asyncio.Task[Session]) -> None:
+    # A connection attempt whose every caller gave up (timed out) would otherwise log
+    # "exception was never retrieved"; its error is reported to the next caller anyway.
+    if not task.cancelled():
+        task.exception()

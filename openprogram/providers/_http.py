@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import functools
-import json
 import re
 import ssl
 import threading
@@ -23,6 +22,7 @@ from collections.abc import AsyncGenerator, Iterable
 import httpx
 
 from openprogram.exceptions import LLMError, LLMErrorReason
+from openprogram.providers._json import loads
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -99,7 +99,7 @@ def error_fields(body: bytes) -> tuple[str, str | None]:
     """
     text = body.decode("utf-8", errors="replace").strip()
     try:
-        data = json.loads(text)
+        data = loads(text)
     except ValueError:
         return text[:2000] or "(empty body)", None
     if not isinstance(data, dict):

@@ -29,6 +29,7 @@ from openprogram.messages import (
     ToolCall,
     Usage,
 )
+from openprogram.providers._json import loads
 from openprogram.providers.base import TextDelta, ThinkingDelta, ToolCallDelta
 
 __all__ = ["ReplyBuilder", "new_call_id", "parse_arguments"]
@@ -49,9 +50,11 @@ def parse_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
     if not raw.strip():
         return {}, None
     try:
-        value = json.loads(raw)
+        value = loads(raw, finite=True)
     except json.JSONDecodeError as exc:
         return {}, f"the arguments are not valid JSON ({exc.msg} at char {exc.pos}): {raw[:300]!r}"
+    except ValueError as exc:  # nested too deeply, or NaN/Infinity
+        return {}, f"the arguments are not valid JSON ({exc}): {raw[:300]!r}"
     if not isinstance(value, dict):
         return {}, f"the arguments must be a JSON object, got {type(value).__name__}: {raw[:300]!r}"
     return value, None

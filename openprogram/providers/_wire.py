@@ -18,6 +18,7 @@ from openprogram.messages import (
     ThinkingContent,
     ToolCall,
 )
+from openprogram.providers._json import loads
 from openprogram.providers._schema import openai_strict, strip_strict_nulls
 from openprogram.providers.base import (
     ProviderEvent,
@@ -132,7 +133,7 @@ def undo_strict(
 
 def _strip_answer(text: str, schema: Mapping[str, Any]) -> str:
     try:
-        value = json.loads(text)
+        value = loads(text)
     except ValueError:
         return text  # not a JSON answer (yet): the runtime's own checks report it
     stripped = strip_strict_nulls(value, schema)
@@ -142,7 +143,7 @@ def _strip_answer(text: str, schema: Mapping[str, Any]) -> str:
 def load_json(data: str | bytes, what: str) -> Any:
     """Parse JSON from the wire; malformed JSON is a non-retryable ``server`` error."""
     try:
-        return json.loads(data)
+        return loads(data)
     except ValueError as exc:
         shown = data[:200] if isinstance(data, str) else data[:200].decode(errors="replace")
         raise LLMError(

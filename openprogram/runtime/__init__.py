@@ -8,10 +8,10 @@ default runtime, so ``@agentic_function`` called with no runtime anywhere gets
 from __future__ import annotations
 
 from openprogram.context import set_default_runtime, set_default_runtime_factory
+from openprogram.runtime._approval import Approval
 from openprogram.runtime._executor import (
     MAX_PARALLEL,
     QUEUED_MESSAGE_SKIP,
-    Approval,
     run_tools,
     run_tools_sync,
 )

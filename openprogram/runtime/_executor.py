@@ -19,11 +19,10 @@ import asyncio
 import inspect
 import json
 import time
-from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
 
-from openprogram import _threads
 from openprogram.context import get_current_runtime
 from openprogram.events import (
     Observer,
@@ -40,6 +39,8 @@ from openprogram.events import (
 )
 from openprogram.exceptions import UserError
 from openprogram.messages import AssistantMessage, ToolCall, ToolResultMessage
+from openprogram.providers._json import without_lone_surrogates
+from openprogram.runtime._approval import Approval, approval_denial
 from openprogram.runtime._run import Emitter
 from openprogram.runtime._scope import parent_scope
 from openprogram.runtime._stream import StreamProgress, StreamToolResult
@@ -66,9 +67,6 @@ REPEAT_LIMIT = 2
 
 QUEUED_MESSAGE_SKIP = "Skipped due to queued user message"
 """The result of a call not yet started when a steering message arrives (seed 000)."""
-
-Approval: TypeAlias = Callable[[ToolCall], "str | Awaitable[str | None] | None"]
-"""``approval(call) -> None`` allows, a string denies with that reason (seed 003)."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -146,7 +144,7 @@ async def _run_call(call: ToolCall, batch: Batch) -> ToolResultMessage:
     if batch.interrupted is not None and batch.interrupted():
         return _skip(call, emitter, "queued_user_message", QUEUED_MESSAGE_SKIP)
     tool = batch.tools.get(call.name)
-    canonical = json.dumps(call.arguments, sort_keys=True, default=str)
+    call, canonical = _canonical(call)
     # Malformed calls all carry {} as arguments, so they are never "the same call".
     tracked = batch.failures is not None and tool is not None and call.arguments_error is None
     key = f"{call.name}\0{canonical}"
@@ -170,7 +168,7 @@ async def _run_call(call: ToolCall, batch: Batch) -> ToolResultMessage:
     refusal = _refusal(call, tool, batch)
     if refusal is None:
         assert tool is not None  # _refusal refuses calls outside the menu
-        denial = await _approval_denial(call, tool, batch.approval)
+        denial = await approval_denial(call, tool.requires_approval, batch.approval)
         refusal = ("denied", f"Tool call {call.name!r} was denied: {denial}") if denial else None
     result = await _invoke(call, tool, batch) if refusal is None and tool is not None else None
     message = _finish(call, batch, started, result, refusal)
@@ -180,6 +178,19 @@ async def _run_call(call: ToolCall, batch: Batch) -> ToolResultMessage:
         else:
             batch.failures.pop(key, None)
     return message
+
+
+def _canonical(call: ToolCall) -> tuple[ToolCall, str]:
+    """The call and its arguments as sorted JSON (the identity of "the same call").
+
+    Arguments nested too deeply to encode (a model's garbage, or a host's
+    cyclic object) make the call malformed instead of crashing the batch.
+    """
+    try:
+        return call, json.dumps(call.arguments, sort_keys=True, default=str)
+    except (RecursionError, ValueError) as exc:
+        why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        return replace(call, arguments={}, arguments_error=f"unreadable arguments: {why}"), "{}"
 
 
 def _refusal(call: ToolCall, tool: Tool | None, batch: Batch) -> tuple[ToolFailureKind, str] | None:
@@ -212,39 +223,6 @@ def _refusal(call: ToolCall, tool: Tool | None, batch: Batch) -> tuple[ToolFailu
             f"(max_depth={batch.depth_limit}) was reached. Answer with what you have instead."
         )
     return None
-
-
-async def _approval_denial(call: ToolCall, tool: Tool, hook: Approval | None) -> str | None:
-    """``None`` when the call may run, else the reason it may not (failing closed)."""
-    rule = tool.requires_approval
-    try:
-        needed = rule(call.arguments) if callable(rule) else rule
-    except Exception as exc:  # noqa: BLE001 - a raising approval rule denies (fail closed)
-        return f"its approval rule raised {type(exc).__name__}: {exc} (denied to be safe)"
-    if hook is None:
-        if not needed:
-            return None
-        why = f" ({needed})" if isinstance(needed, str) else ""
-        return (
-            f"it requires approval{why} and no approval hook is configured "
-            "(set Runtime(approval=...) to review such calls)"
-        )
-    try:
-        if inspect.iscoroutinefunction(hook):
-            verdict = await hook(call)
-        else:  # a sync hook may block (ask a human): keep it off the event loop thread
-            verdict = await _threads.run_in_thread(hook, call)
-            if inspect.isawaitable(verdict):
-                verdict = await verdict
-    except Exception as exc:  # noqa: BLE001 - a raising approval hook denies (fail closed)
-        return f"the approval hook raised {type(exc).__name__}: {exc} (denied to be safe)"
-    if verdict is None:
-        return None
-    if isinstance(verdict, str):
-        return verdict or "denied by the approval hook"
-    return (
-        f"the approval hook returned {verdict!r}, not None or a reason string (denied to be safe)"
-    )
 
 
 async def _invoke(call: ToolCall, tool: Tool, batch: Batch) -> ToolResult:
@@ -285,7 +263,7 @@ def _finish(
     emitter = batch.emitter
     duration_ms = (time.monotonic() - started) * 1000
     if result is not None and not result.is_error:
-        text = result.content
+        text = without_lone_surrogates(result.content)
         emitter.emit(
             ToolCallCompleted,
             tool_name=call.name,
@@ -298,7 +276,7 @@ def _finish(
     else:
         kind: ToolFailureKind
         if result is not None:
-            kind, text = result.error_kind or "tool_error", result.content
+            kind, text = result.error_kind or "tool_error", without_lone_surrogates(result.content)
             if result.violations:
                 emitter.emit(
                     ToolInputValidationFailed,
@@ -308,7 +286,7 @@ def _finish(
                 )
         else:
             assert refusal is not None
-            kind, text = refusal
+            kind, text = refusal[0], without_lone_surrogates(refusal[1])
         emitter.emit(
             ToolCallFailed,
             tool_name=call.name,

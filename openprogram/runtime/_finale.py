@@ -15,9 +15,11 @@ from typing import Any
 
 from openprogram._structured.turns import Finished, Repair, StructuredTurns
 from openprogram.context import use_current_runtime, use_current_tools
-from openprogram.decision import DecisionMenu, DecisionTurns, Reask
+from openprogram.decision import DecisionMenu, DecisionTurns, Picked, Reask
+from openprogram.exceptions import DecisionError
 from openprogram.messages import AssistantMessage, Message, TextContent, ToolCall, UserMessage
 from openprogram.providers.base import Provider, ResponseFormat, ToolChoice, ToolSpec
+from openprogram.runtime._approval import approval_denial
 from openprogram.runtime._options import ExecOptions
 from openprogram.structured import choose_strategy, output_schema
 
@@ -120,6 +122,7 @@ class Finale:
             step = self.decision.judge(reply)
             if isinstance(step, Reask):
                 return Again((step.message,))
+            await _check_pick(step, scope, runtime)
             # The picked function is the exec's next step: it runs in the exec's scope,
             # so execs inside it nest below this one and inherit its vetoes.
             with use_current_tools(scope), use_current_runtime(runtime):
@@ -132,6 +135,33 @@ class Finale:
             return Again(verdict.messages, verdict.tool_choice)
         assert isinstance(verdict, Finished)
         return verdict.value
+
+
+async def _check_pick(picked: Picked, scope: Any, runtime: Any) -> None:
+    """A picked function runs only if a tool call of it could: not vetoed, approved.
+
+    Raises:
+        DecisionError: The exec's policy denies or disables it, or approval is refused.
+    """
+    choice = picked.choice
+    if choice.kind != "function":
+        return  # a value or schema option runs no code
+    name = choice.tool.name if choice.tool is not None else choice.name
+    if name in scope.policy.deny or name in scope.policy.disabled:
+        raise DecisionError(
+            f"option {choice.name!r} was picked, but {name!r} is denied or disabled by this "
+            "exec's policy (tools_deny, or an enclosing exec's); drop it from choices= or "
+            "lift the veto",
+            problem="vetoed",
+        )
+    rule = choice.tool.requires_approval if choice.tool is not None else False
+    call = ToolCall(id="decision", name=name, arguments=dict(picked.arguments))
+    denial = await approval_denial(call, rule, getattr(runtime, "approval", None))
+    if denial is not None:
+        raise DecisionError(
+            f"option {choice.name!r} was picked, but running it was denied: {denial}",
+            problem=denial,
+        )
 
 
 def with_instructions(message: UserMessage, finale: Finale | None) -> UserMessage:

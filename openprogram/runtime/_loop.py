@@ -16,8 +16,10 @@ Before every model call, queued steering messages are delivered
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
 from openprogram.context import use_current_runtime, use_current_tools
@@ -33,7 +35,7 @@ from openprogram.events import (
     size_bytes,
 )
 from openprogram.exceptions import LLMError, MaxIterationsExceeded
-from openprogram.messages import AssistantMessage, ToolCall
+from openprogram.messages import AssistantContent, AssistantMessage, ToolCall
 from openprogram.providers.base import (
     ProviderEvent,
     ProviderRequest,
@@ -104,7 +106,7 @@ async def request_reply(run: RunState, choice: ToolChoice) -> AssistantMessage:
         max_retries=run.runtime.max_retries,
     )
     started = time.monotonic()
-    reply = await _consume(run, run.provider.stream(request))
+    reply = _unique_call_ids(await _consume(run, run.provider.stream(request)), run.call_ids)
     run.messages.append(reply)
     run.usage += reply.usage
     usage = reply.usage
@@ -129,6 +131,31 @@ async def request_reply(run: RunState, choice: ToolChoice) -> AssistantMessage:
         cached_tokens=usage.cached_tokens,
     )
     return reply
+
+
+def _unique_call_ids(reply: AssistantMessage, used: set[str]) -> AssistantMessage:
+    """``reply`` with every tool-call id unique in the run (empty or reused ones replaced).
+
+    Each result answers its call by id, and vendors reject a conversation whose
+    ids repeat; some servers number calls afresh in every reply, or send none.
+    """
+    if not reply.tool_calls:
+        return reply
+    content: list[AssistantContent] = []
+    for block in reply.content:
+        if isinstance(block, ToolCall) and (not block.id or block.id in used):
+            content.append(replace(block, id=_fresh_id(used)))
+        else:
+            content.append(block)
+        if isinstance(content[-1], ToolCall):
+            used.add(content[-1].id)
+    return replace(reply, content=tuple(content))
+
+
+def _fresh_id(used: set[str]) -> str:
+    while (candidate := f"call_{os.urandom(6).hex()}") in used:
+        pass  # 48 random bits: a clash is all but impossible, but never reuse an id
+    return candidate
 
 
 async def _consume(run: RunState, events: AsyncIterator[ProviderEvent]) -> AssistantMessage:

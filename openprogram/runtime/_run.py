@@ -118,6 +118,7 @@ class RunState(Emitter):
         iterations: Model calls made.
         stop_reason: Why it ended (updated as it goes).
         failures: Failed-call counts by (name, arguments) for the repeated-failure rule.
+        call_ids: Every tool-call id in the conversation (a reply's ids are made unique).
         finale: How the final reply becomes the output with ``choices``/``response_format``.
         system: The system prompt without the deferred-tool catalog.
         deadline: ``time.monotonic()`` by which the exec must end, or ``None``.
@@ -125,6 +126,7 @@ class RunState(Emitter):
     """
 
     __slots__ = (
+        "call_ids",
         "deadline",
         "failures",
         "finale",
@@ -169,6 +171,7 @@ class RunState(Emitter):
         self.stop_reason = "stop"
         self.output: Any = None
         self.failures: dict[str, int] = {}
+        self.call_ids: set[str] = set()
         self.system = system
         self.deadline = deadline
         self.started = time.monotonic()

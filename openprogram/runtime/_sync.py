@@ -28,9 +28,17 @@ def run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
         make: Builds the coroutine; called on the thread that runs it, so no
             coroutine is created (and left un-awaited) on the wrong thread.
     """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:  # no loop in this thread: the common, cheap path
+    if not _loop_running():  # the common, cheap path
         return asyncio.run(make())
     ctx = contextvars.copy_context()
     return _threads.submit(lambda: ctx.run(asyncio.run, make())).result()
+
+
+def _loop_running() -> bool:
+    # Asked here, not around asyncio.run: an error of the exec must not be
+    # chained to a "no running event loop" RuntimeError in every traceback.
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True

@@ -159,7 +159,7 @@ class _Fake:
                 for word in _WORDS.findall(block.text):
                     yield TextDelta(word)
             elif isinstance(block, ToolCall):
-                args = json.dumps(dict(block.arguments), default=str)
+                args = _raw_arguments(block.arguments)
                 out += len(block.name) + len(args)
                 yield ToolCallDelta(index=index, id=block.id, name=block.name, arguments_delta=args)
                 index += 1
@@ -268,6 +268,19 @@ class FunctionProvider(_Fake):
         message = self._to_message(reply, f"FunctionProvider reply to request #{number}")
         async for event in self._stream(request, message):
             yield event
+
+
+def _raw_arguments(arguments: Any) -> str:
+    """The JSON a real wire would carry, for the tool-call delta (display only).
+
+    A script may hand the runtime any garbage a broken model could produce
+    (a list, a cyclic or deeply nested value): the runtime answers it with an
+    error result, so the fake must not fail first.
+    """
+    try:
+        return json.dumps(arguments, default=str)
+    except (ValueError, RecursionError):
+        return "{}"
 
 
 def _message_size(message: Message) -> int:

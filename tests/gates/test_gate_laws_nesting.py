@@ -165,13 +165,25 @@ def _assert_law7(got: Outcome, outer: Exec, inner: Exec) -> None:
         assert menu <= set(inner.tools)
 
 
+# Exposed, eager tools without predicates: every one of them is in play for the vetoes.
+_in_play = tool_lists(predicates=False, env_vars=(), min_size=3)
+
+
 @NESTED
-@given(
-    # exposed, eager tools without predicates: every one of them is in play for the vetoes
-    drawn=tool_lists(predicates=False, env_vars=(), min_size=3),
-    data=st.data(),
-)
-def test_law7_nesting_only_narrows(drawn: list[Tool], data: st.DataObject) -> None:
+@given(drawn=_in_play, data=st.data())
+def test_law7_outer_vetoes_bind_an_explicit_inner_list(
+    drawn: list[Tool], data: st.DataObject
+) -> None:
+    names = [t.name for t in drawn]
+    outer = data.draw(_outer(names), label="outer")
+    inner = Exec(source=data.draw(_source, label="inner source"), tools=names)
+    got = _run(drawn, outer, inner, expose=True, defer=False)
+    _assert_law7(got, outer, inner)
+
+
+@NESTED
+@given(drawn=_in_play, data=st.data())
+def test_law7_inner_arguments_only_narrow(drawn: list[Tool], data: st.DataObject) -> None:
     names = [t.name for t in drawn]
     outer = data.draw(_outer(names), label="outer")
     inner = data.draw(_inner(names), label="inner")

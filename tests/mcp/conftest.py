@@ -13,12 +13,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from _mcp_helpers import FLAG, STDIO_COMMAND, Served
+from _mcp_servers import HttpServer
 
 from openprogram.mcp import close_all, register_server
 from openprogram.registry import Registry
 
-from ._helpers import FLAG, STDIO_COMMAND, Served
-from ._servers import HttpServer
 
 @pytest.fixture(scope="session")
 def stdio_workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:

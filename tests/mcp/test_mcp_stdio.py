@@ -6,11 +6,12 @@ import asyncio
 import threading
 from pathlib import Path
 
+import pytest
+from _mcp_helpers import FLAG, Served, run
+from _mcp_servers import GENERATED
+
 from openprogram.mcp import MCPTool
 from openprogram.tools import Tool
-
-from ._helpers import FLAG, Served, run
-from ._servers import GENERATED
 
 
 def card(served: Served, name: str) -> MCPTool:
@@ -114,9 +115,5 @@ def test_calls_from_many_threads_and_event_loops_share_one_connection(stdio: Ser
 
 def test_a_card_is_not_callable_as_plain_python(stdio: Served) -> None:
     tool: Tool = card(stdio, "demo_add")
-    try:
+    with pytest.raises(TypeError, match=r"use await tool.execute\(args\)"):
         tool(a=1, b=2)
-    except TypeError as exc:
-        assert "use await tool.execute(args)" in str(exc)
-    else:
-        raise AssertionError("calling an MCP card directly must raise TypeError")

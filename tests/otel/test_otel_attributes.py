@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import doctest
+import pickle
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -17,6 +18,7 @@ from openprogram.decorators import agentic_function, function
 from openprogram.events import Event, ProviderResponseReceived, ToolCallCompleted
 from openprogram.exceptions import LLMError
 from openprogram.messages import AssistantMessage, TextContent, Usage
+from openprogram.otel import OpenTelemetryObserver
 from openprogram.providers.base import (
     ProviderEvent,
     ProviderRequest,
@@ -331,3 +333,11 @@ def test_the_module_docstring_example_runs() -> None:
     failed, attempted = doctest.testmod(openprogram.otel._observer, optionflags=doctest.ELLIPSIS)
     assert attempted > 0
     assert failed == 0
+
+
+def test_an_observer_on_the_global_provider_pickles_as_a_fresh_one(traced: Traced) -> None:
+    copy = pickle.loads(pickle.dumps(OpenTelemetryObserver()))
+    assert isinstance(copy, OpenTelemetryObserver)
+    assert repr(copy) == "OpenTelemetryObserver(open_runs=0, open_calls=0)"
+    with pytest.raises(TypeError, match="own tracer_provider cannot be pickled"):
+        pickle.dumps(traced.observer)

@@ -33,7 +33,8 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from contextlib import aclosing
 from dataclasses import replace
 from typing import Any, Literal, Self
 
@@ -241,8 +242,10 @@ class LocalProvider:
         while True:
             wire = await self._wire_for(restart=state.restart)
             try:
-                async for event in state.run(wire, sent):
-                    yield event
+                # aclosing: a caller that stops early must not leave the HTTP response open.
+                async with aclosing(state.run(wire, sent)) as events:
+                    async for event in events:
+                        yield event
                 return
             except LLMError as err:
                 retry = None if recovered or state.delivered else self._recovery(err, sent)
@@ -308,16 +311,26 @@ class _Attempts:
         self.delivered = False
         self.restart = False
 
-    async def run(self, wire: _LocalWire, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
-        async for event in wire.stream(request):
-            if isinstance(event, RequestSent):
-                self.sent += 1
-                yield RequestSent(attempt=self.sent, prompt_size_bytes=event.prompt_size_bytes)
-            elif isinstance(event, RetryScheduled):
-                yield RetryScheduled(attempt=self.sent, delay_s=event.delay_s, error=event.error)
-            else:
-                self.delivered = self.delivered or isinstance(event, _CONTENT)
-                yield event
+    async def run(
+        self, wire: _LocalWire, request: ProviderRequest
+    ) -> AsyncGenerator[ProviderEvent, None]:
+        events = wire.stream(request)  # an async generator, though typed as an iterator
+        try:
+            async for event in events:
+                if isinstance(event, RequestSent):
+                    self.sent += 1
+                    yield RequestSent(attempt=self.sent, prompt_size_bytes=event.prompt_size_bytes)
+                elif isinstance(event, RetryScheduled):
+                    yield RetryScheduled(
+                        attempt=self.sent, delay_s=event.delay_s, error=event.error
+                    )
+                else:
+                    self.delivered = self.delivered or isinstance(event, _CONTENT)
+                    yield event
+        finally:
+            close = getattr(events, "aclose", None)
+            if close is not None:  # end the wire's stream (and its HTTP response) promptly
+                await close()
 
 
 def _embedded_url(restart: bool) -> str:

@@ -105,8 +105,7 @@ class Supervisor:
             LLMError: The server did not come up (the message ends with its log).
         """
         with self._lock:
-            if os.getpid() != self._owner:  # forked: the child process is not ours
-                self._proc, self._log, self._url, self._owner = None, None, None, os.getpid()
+            self._forget_if_forked()
             if self._url and self._alive() and (not check_health or _healthy(self._url)):
                 return f"{self._url}/v1"
             self._stop_locked()
@@ -116,7 +115,13 @@ class Supervisor:
     def stop(self) -> None:
         """Stop the child if one runs (idempotent; also runs at interpreter exit)."""
         with self._lock:
+            self._forget_if_forked()
             self._stop_locked()
+
+    def _forget_if_forked(self) -> None:
+        # In a forked copy of this process the server belongs to the parent: leave it alone.
+        if os.getpid() != self._owner:
+            self._proc, self._log, self._url, self._owner = None, None, None, os.getpid()
 
     def _alive(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
@@ -130,13 +135,17 @@ class Supervisor:
         env["PYTHONPATH"] = os.pathsep.join(
             p for p in (str(_PACKAGE_ROOT), env.get("PYTHONPATH", "")) if p
         )
-        self._proc = subprocess.Popen(
-            [sys.executable, "-c", _CHILD_CODE, json.dumps(config)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._log,
-            env=env,
-        )
+        try:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-c", _CHILD_CODE, json.dumps(config)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self._log,
+                env=env,
+            )
+        except OSError as exc:
+            self._stop_locked()
+            raise _start_error(f"cannot run {sys.executable}: {exc}") from exc
         if not self._atexit:
             atexit.register(self.stop)
             self._atexit = True

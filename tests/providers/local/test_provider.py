@@ -8,6 +8,7 @@ event after the role chunk (streamed).
 
 from __future__ import annotations
 
+import importlib.util
 import socket
 from typing import Any
 
@@ -277,10 +278,20 @@ def test_an_unknown_invalid_output_policy_is_refused() -> None:
         LocalProvider(invalid_output="ignore")  # type: ignore[arg-type]
 
 
+def _hide_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = importlib.util.find_spec
+    hidden = {"xllamacpp"} | {p.module for p in _weights.QWEN_CODER_05B.parts}
+
+    def find_spec(name: str, package: str | None = None) -> Any:
+        return None if name in hidden else real(name, package)
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+
+
 def test_without_the_extra_ensure_server_says_how_to_install(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(local.importlib.util, "find_spec", lambda name, *a: None)
+    _hide_the_extra(monkeypatch)
     assert local_available() is False
     with pytest.raises(ConfigurationError) as info:
         ensure_server()
@@ -291,8 +302,6 @@ def test_without_the_extra_ensure_server_says_how_to_install(
 
 
 def test_local_available_matches_the_installed_packages() -> None:
-    import importlib.util
-
     expected = importlib.util.find_spec("xllamacpp") is not None and not _weights.missing_packages()
     assert local_available() is expected
 
@@ -300,6 +309,6 @@ def test_local_available_matches_the_installed_packages() -> None:
 def test_the_embedded_server_requires_the_extra_at_first_request(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(local.importlib.util, "find_spec", lambda name, *a: None)
+    _hide_the_extra(monkeypatch)
     with pytest.raises(ConfigurationError, match=r"openprogram\[local\]"):
         drive(LocalProvider(), request("hi"))

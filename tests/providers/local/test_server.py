@@ -203,3 +203,18 @@ def test_the_shipped_template_is_package_data() -> None:
     assert "<|im_start|>" in template
     assert '{"name": "' in template
     assert "Function result:" in template
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_process_leaves_its_parents_server_alone(fake: Supervisor) -> None:
+    url = fake.ensure()
+    pid = fake.pid
+    child = os.fork()
+    if child == 0:  # the forked copy: stopping must not touch the parent's server
+        try:
+            fake.stop()
+        finally:
+            os._exit(0)
+    os.waitpid(child, 0)
+    assert fake.pid == pid
+    assert fake.ensure(check_health=True) == url

@@ -9,13 +9,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from _mcp_servers import SCRIPT
+
 from openprogram.mcp import MCPConnection
 from openprogram.messages import ToolCall, ToolResultMessage
 from openprogram.registry import Registry
 from openprogram.runtime import run_tools_sync
 from openprogram.tools import Tool
-
-from ._servers import SCRIPT
 
 STDIO_COMMAND = [sys.executable, SCRIPT]
 FLAG = "OPENPROGRAM_MCP_TEST_FLAG"
@@ -29,10 +29,10 @@ class Served:
     connection: MCPConnection
 
 
-def run(tools: Sequence[Tool] | Registry, name: str, **args: Any) -> ToolResultMessage:
-    """Run one call of ``name`` the way the tool loop does (validation, approval, timeout)."""
+def run(tools: Sequence[Tool] | Registry, tool_name: str, /, **args: Any) -> ToolResultMessage:
+    """Run one call the way the tool loop does (validation, approval, timeout)."""
     menu = tools.tools() if isinstance(tools, Registry) else list(tools)
-    return run_tools_sync([ToolCall("c1", name, args)], menu)[0]
+    return run_tools_sync([ToolCall("c1", tool_name, args)], menu)[0]
 
 
 def process_alive(pid: int) -> bool:

@@ -14,10 +14,10 @@ import socket
 import sys
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 import uvicorn
-
 from mcp import MCPError
 from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -26,6 +26,8 @@ SCRIPT = str(Path(__file__).resolve())
 GENERATED = 30
 """Generated ``stat_NN`` tools: a large surface for the catalog tests."""
 PIXEL = b"\x89PNG\r\n\x1a\n" + b"\x00" * 24
+CALLS: Counter[str] = Counter()
+"""Calls of ``add`` per first argument, readable by tests that share this process (HTTP)."""
 
 
 def build(*, stdio: bool) -> MCPServer:
@@ -38,6 +40,7 @@ def build(*, stdio: bool) -> MCPServer:
 
         Returns their sum.
         """
+        CALLS[f"add:{a}"] += 1
         return a + b
 
     @app.tool(name="files.read", title="Read a file")
@@ -124,7 +127,10 @@ class HttpServer:
         self.port: int = self._sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         app = build(stdio=False).streamable_http_app()
-        config = uvicorn.Config(app, log_level="warning", lifespan="on")
+        # Clients keep an SSE stream open: cut it after a short grace, like a restart would.
+        config = uvicorn.Config(
+            app, log_level="warning", lifespan="on", timeout_graceful_shutdown=0.2
+        )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._serve, name="test-mcp-http", daemon=True)
 
@@ -141,8 +147,10 @@ class HttpServer:
         return self
 
     def stop(self) -> None:
+        """Stop at once, dropping open streams (a restart or a crash, as clients see it)."""
         self._server.should_exit = True
-        self._thread.join(10)
+        if self._thread.is_alive():
+            self._thread.join(10)
         self._sock.close()
 
 
