@@ -50,7 +50,8 @@ def prepare_environment() -> None:
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     sys.dont_write_bytecode = False
     if VENV_DIR.exists():
-        os.environ["PYTHONPYCACHEPREFIX"] = str(VENV_DIR / "pycache")
+        prefix = str(VENV_DIR / "pycache")
+        os.environ["PYTHONPYCACHEPREFIX"] = sys.pycache_prefix = prefix
 
 
 def venv_hint() -> str:

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
         AnthropicProvider,
         BedrockProvider,
         GeminiProvider,
+        LocalProvider,
         OpenAIProvider,
         OpenAIResponsesProvider,
     )
@@ -72,6 +73,7 @@ __all__ = [
     "InvalidJSONError",
     "InvalidSchemaError",
     "LLMError",
+    "LocalProvider",
     "MaxIterationsExceeded",
     "MissingSubmissionError",
     "OpenAIProvider",
@@ -114,6 +116,7 @@ _LAZY = {
     "AnthropicProvider": "openprogram.providers",
     "BedrockProvider": "openprogram.providers",
     "GeminiProvider": "openprogram.providers",
+    "LocalProvider": "openprogram.providers",
     "OpenAIProvider": "openprogram.providers",
     "OpenAIResponsesProvider": "openprogram.providers",
 }

@@ -165,6 +165,9 @@ class BatchOptions:
                 f"batch.map(runtime_options=...) has unknown Runtime argument(s) {unknown}; "
                 f"known: {', '.join(sorted(allowed))} (the provider goes in provider=)"
             )
+        # Check the values here, where the error is one error, not one per item on Ray workers;
+        # without a provider, constructing a Runtime resolves nothing.
+        Runtime(**dict(options))
 
 
 def _is_provider_object(value: Any) -> bool:

@@ -58,30 +58,28 @@ def run_ray(fn: Callable[..., Any], inputs: Iterable[Any], options: BatchOptions
     plan = make_plan(
         list(inputs), key=options.key, output=options.output_path, unpack=options.unpack
     )
-    started_here = _connect(ray, options.ray_address)
-    limiter = None
     recorder = Recorder(plan, output=options.output_path, on_progress=options.on_progress)
+    started_here, limiter = False, None
     try:
+        started_here = _connect(ray, options.ray_address)
         if options.rate_limit is not None and plan.todo:
             limiter = _limiter_actor(ray, options.limiter)
-        setup = _Setup(
-            batch_id=os.urandom(8).hex(),
-            fn=by_name(fn) or fn,
-            provider=options.provider,
-            runtime_options=options.runtime_options,
-            unpack=options.unpack,
-            limiter=limiter,
+        setup = _ship(
+            ray,
+            _Setup(
+                batch_id=os.urandom(8).hex(),
+                fn=by_name(fn) or fn,
+                provider=options.provider,
+                runtime_options=options.runtime_options,
+                unpack=options.unpack,
+                limiter=limiter,
+            ),
         )
         task = ray.remote(_task)
         if options.ray_options:
             task = task.options(**options.ray_options)
         _drive(
-            ray,
-            task,
-            ray.put(setup),
-            iter(plan.todo),
-            recorder=recorder,
-            concurrency=options.concurrency,
+            ray, task, setup, iter(plan.todo), recorder=recorder, concurrency=options.concurrency
         )
     finally:
         result = recorder.close()
@@ -90,6 +88,19 @@ def run_ray(fn: Callable[..., Any], inputs: Iterable[Any], options: BatchOptions
         if started_here:
             ray.shutdown()
     return result
+
+
+def _ship(ray: Any, setup: _Setup) -> Any:
+    """Put what every task needs into the object store once; say what cannot travel."""
+    try:
+        return ray.put(setup)
+    except Exception as exc:  # Ray wraps pickling failures in several types: all mean the same
+        raise UserError(
+            f"batch.map(backend='ray') cannot send the function, provider or runtime_options to "
+            f"the workers ({type(exc).__name__}: {exc}); define the function and the provider "
+            "factory at module level in a module the workers can import, and keep "
+            "runtime_options to plain values and importable functions"
+        ) from exc
 
 
 def _connect(ray: Any, address: str | None) -> bool:

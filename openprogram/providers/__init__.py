@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from openprogram.providers.anthropic import AnthropicProvider
     from openprogram.providers.bedrock import BedrockProvider
     from openprogram.providers.gemini import GeminiProvider
+    from openprogram.providers.local import LocalProvider
     from openprogram.providers.openai import OpenAIProvider
     from openprogram.providers.openai_responses import OpenAIResponsesProvider
 
@@ -53,6 +54,7 @@ __all__ = [
     "AnthropicProvider",
     "BedrockProvider",
     "GeminiProvider",
+    "LocalProvider",
     "OpenAIProvider",
     "OpenAIResponsesProvider",
     "Provider",
@@ -76,6 +78,7 @@ _CLASSES = {
     "AnthropicProvider": "openprogram.providers.anthropic",
     "BedrockProvider": "openprogram.providers.bedrock",
     "GeminiProvider": "openprogram.providers.gemini",
+    "LocalProvider": "openprogram.providers.local",
     "OpenAIProvider": "openprogram.providers.openai",
     "OpenAIResponsesProvider": "openprogram.providers.openai_responses",
 }

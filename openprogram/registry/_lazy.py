@@ -60,8 +60,15 @@ class LazyTool(Tool):
             uses ``placeholder`` until the target is loaded, then the target's.
         placeholder: Description of an unloaded card without one.
         origin: Where the card was declared (shown in duplicate-name errors).
-        **metadata: Gate metadata: ``toolset``, ``unsafe_in``, ``requires_env``,
-            ``check_fn``, ``can_use``, ``defer``, ``expose``, ``summary``, ``label``.
+        toolset: L2b: preset names the tool belongs to.
+        unsafe_in: L3: channel sources where it is hidden.
+        requires_env: L4: environment variables that must be set and non-empty.
+        check_fn: L4: ``check_fn() -> bool``, asked on every resolution.
+        can_use: L4: ``can_use(GateContext) -> bool``, asked on every resolution.
+        defer: L6: listed in the catalog until loaded through ``tool_search``.
+        expose: L2: ``False`` never offers it to a model.
+        summary: The catalog line of a deferred tool (else the description's first line).
+        label: Human-readable name for UIs and traces.
     """
 
     __slots__ = (

@@ -67,11 +67,12 @@ class Registry:
 
     def names(self) -> list[str]:
         """Registered names, sorted."""
-        return sorted(self._tools)
+        return sorted(tool.name for tool in self.snapshot().tools)
 
     def tools(self) -> list[Tool]:
         """Registered tools (lazy cards unloaded), in registration order."""
-        return list(self._tools.values())
+        # From the snapshot: safe while another thread registers.
+        return list(self.snapshot().tools)
 
     def __contains__(self, name: object) -> bool:
         return name in self._tools

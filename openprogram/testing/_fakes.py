@@ -273,12 +273,12 @@ class FunctionProvider(_Fake):
 def _raw_arguments(arguments: Any) -> str:
     """The JSON a real wire would carry, for the tool-call delta (display only).
 
-    A script may hand the runtime any garbage a broken model could produce
-    (a list, a cyclic or deeply nested value): the runtime answers it with an
-    error result, so the fake must not fail first.
+    A script may hand the runtime garbage a broken model could produce (a
+    cyclic or deeply nested value): the runtime answers it with an error
+    result, so the fake must not fail first.
     """
     try:
-        return json.dumps(arguments, default=str)
+        return json.dumps(dict(arguments), default=str)
     except (ValueError, RecursionError):
         return "{}"
 

@@ -250,6 +250,7 @@ def test_batch_kwargs_and_options_declare_the_same_fields() -> None:
         ({"provider": "openai"}, "unknown provider prefix"),
         ({"runtime_options": {"provider": "x"}}, "unknown Runtime argument"),
         ({"runtime_options": {"temperature": 1}}, "unknown Runtime argument"),
+        ({"runtime_options": {"max_depth": 0}}, "Runtime(max_depth=0) must be an int >= 1"),
         ({"key": "id"}, "must be a callable"),
         ({"backend": "ray", "provider": FunctionProvider(str)}, "cannot move to Ray workers"),
     ],

@@ -8,10 +8,12 @@ them by (``tests.batch.helpers``).
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import itertools
 import re
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -118,8 +120,17 @@ def test_a_rate_limit_is_shared_by_all_workers_and_failures_stay_per_item(
     assert "cannot import only_here.double on the Ray worker" in error.message
     assert "runtime_env" in error.message
 
+    # A function that cannot travel at all is refused before any task runs.
+    lock = threading.Lock()
+    with pytest.raises(UserError, match="cannot send the function, provider or runtime_options"):
+        batch.map(lambda x: lock.locked() or x, [1], backend="ray")
+
     with pytest.raises(UserError, match="Ray is already initialized"):
         batch.map(helpers.greet, ["x"], backend="ray", ray_address="auto")
+
+    # amap keeps the blocking Ray driver off the event loop.
+    result = asyncio.run(batch.amap(helpers.slow_echo, ["e"], backend="ray"))
+    assert result.outputs == ["e"]
 
 
 def test_the_ray_examples_of_the_batch_docs_run() -> None:

@@ -12,16 +12,19 @@ from pathlib import Path
 
 import pytest
 from _mcp_helpers import STDIO_COMMAND, process_alive, run, wait_until
+from _mcp_servers import HttpServer
 
 from openprogram.mcp import MCPConnectionError, close_all, register_server
 from openprogram.registry import Registry
 
 
-def test_a_crash_during_a_call_is_an_error_and_the_next_call_reconnects(
+def test_drops_are_reconnected_and_close_leaves_nothing_behind(
     registry: Registry, no_leftovers: Callable[[], None]
 ) -> None:
     demo = register_server(registry, "demo", command=STDIO_COMMAND)
     add = {t.name: t for t in registry.tools()}["demo_add"]
+
+    # A crash during a call: that call is an error, the next one reconnects.
     first_pid = int(run(registry, "demo_pid").content)
     crashed = run(registry, "demo_crash")
     assert crashed.is_error
@@ -32,34 +35,37 @@ def test_a_crash_during_a_call_is_an_error_and_the_next_call_reconnects(
     assert demo.reconnects == 1
     assert not process_alive(first_pid)
 
+    # A server that dies while idle is replaced before the next call, which succeeds.
+    os.kill(second_pid, signal.SIGKILL)
+    assert wait_until(lambda: not demo.connected), "the drop was never noticed"
+    result = run(registry, "demo_add", a=1, b=2)
+    assert (result.content, result.is_error) == ("3", False)
+    third_pid = int(run(registry, "demo_pid").content)
+    assert third_pid not in (first_pid, second_pid)
+    assert demo.reconnects == 2
+
+    # close(): the server process and the loop thread are gone, the cards unregistered.
     demo.close()
     demo.close()  # idempotent
     assert demo.closed
     assert not demo.connected
-    assert not process_alive(second_pid)  # the respawned server is stopped too
-    no_leftovers()  # and the loop thread is gone
-    assert len(registry) == 0  # its cards are unregistered
-    result = run([add], "demo_add", a=1, b=2)  # someone still holds a card
-    assert result.is_error
-    assert "MCP server 'demo' is closed; register it again" in result.content
+    assert not process_alive(third_pid)
+    no_leftovers()
+    assert len(registry) == 0
+    after = run([add], "demo_add", a=1, b=2)  # someone still holds a card
+    assert after.is_error
+    assert "MCP server 'demo' is closed; register it again" in after.content
 
 
-def test_a_server_that_died_while_idle_is_replaced_before_the_next_call(
-    registry: Registry, no_leftovers: Callable[[], None]
+def test_close_all_closes_every_open_connection(
+    registry: Registry, http_server: HttpServer, no_leftovers: Callable[[], None]
 ) -> None:
-    demo = register_server(registry, "demo", command=STDIO_COMMAND)
-    first_pid = int(run(registry, "demo_pid").content)
-    os.kill(first_pid, signal.SIGKILL)
-    assert wait_until(lambda: not demo.connected), "the drop was never noticed"
-    result = run(registry, "demo_pid")
-    assert not result.is_error, result.content  # no call is lost to an idle drop
-    second_pid = int(result.content)
-    assert second_pid != first_pid
-    assert demo.reconnects == 1
-
+    first = register_server(registry, "one", url=http_server.url)
+    second = register_server(registry, "two", url=http_server.url)
     close_all()  # what the exit hook runs
-    assert demo.closed
-    assert not process_alive(second_pid)
+    assert first.closed
+    assert second.closed
+    assert len(registry) == 0
     no_leftovers()
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan
 
+from openprogram import batch
 from openprogram.decorators import agentic_function, function
 from openprogram.messages import UserMessage
 from openprogram.providers.base import ProviderRequest
@@ -75,6 +76,7 @@ INNER = [
     "invoke_agent research",
     [["chat function", []], ["execute_tool lookup", []], ["chat function", []]],
 ]
+INNER_ASYNC = ["invoke_agent research_async", INNER[1]]
 
 
 def test_nested_exec_spans_form_the_exec_tree(traced: Traced) -> None:
@@ -208,3 +210,18 @@ def test_a_nested_runtime_with_its_own_observer_list_still_joins_the_tree(
     delegate_span = traced.one("execute_tool delegate")
     assert [span.name for span in traced.children(delegate_span)] == ["invoke_agent delegate"]
     assert traced.tree(root)[0] == "invoke_agent"
+
+
+def test_each_item_of_a_batch_is_a_trace_of_its_own(traced: Traced) -> None:
+    result = batch.map(
+        research_async,
+        ["a", "b", "c"],
+        provider=nested_model("research_async", ()),
+        runtime_options={"observers": [traced.observer]},
+        concurrency=3,
+    )
+    assert result.ok
+    roots = traced.roots()
+    assert [root.name for root in roots] == ["invoke_agent research_async"] * 3
+    assert len({root.context.trace_id for root in roots if root.context}) == 3
+    assert all(traced.tree(root) == INNER_ASYNC for root in roots)

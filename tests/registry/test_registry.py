@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
 
 from openprogram.exceptions import UserError
+from openprogram.gates import Policy, resolve
 from openprogram.registry import Registry, default_registry
 from openprogram.tools import Tool
 
@@ -165,3 +167,25 @@ def test_snapshot_is_reused_until_a_mutation() -> None:
     assert second is not first
     assert [t.name for t in second.tools] == ["a", "b"]
     assert second.version == reg.version
+
+
+def test_concurrent_registration_and_resolution_stay_consistent() -> None:
+    reg = Registry()
+
+    def add(worker: int) -> None:
+        for i in range(100):
+            reg.register(_tool(f"w{worker}_{i}"))
+
+    def read() -> None:
+        for _ in range(50):
+            names = reg.names()
+            offered = resolve(reg, Policy()).offered_names
+            assert len(offered) <= len(reg)
+            assert sorted(names) == names
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        futures = [pool.submit(add, w) for w in range(4)] + [pool.submit(read) for _ in range(2)]
+        for future in futures:
+            future.result()
+    assert len(reg) == 400
+    assert len(resolve(reg, Policy()).offered) == 400

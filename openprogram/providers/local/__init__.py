@@ -25,6 +25,9 @@ measurements in ``docs/local-model.md``):
   ``ProviderError`` event with ``retrying=True``) and logged as a warning.
   ``invalid_output="raise"`` raises ``LLMError`` instead. Under
   ``"required"`` llama.cpp constrains the name, so this does not happen there.
+- After a tool result, the shipped chat template asks for a plain-text answer
+  and leaves the function list out, so the model answers instead of calling
+  again (it does not chain calls).
 - If the server process died, the provider restarts it once and retries.
 """
 
@@ -88,8 +91,9 @@ def ensure_server() -> str:
     """Start the embedded server if it is not running; return its base URL.
 
     The first call in a process joins and verifies the weights if the cache
-    has no verified copy (seconds), then loads the model (about a second on
-    an idle machine). Later calls return at once. Blocking: from async code
+    has no verified copy (2-3 s), then starts the server process and loads
+    the model (3-8 s measured on a busy 2-core machine). Later calls return
+    at once. Blocking: from async code
     use ``await asyncio.to_thread(ensure_server)``.
 
     Returns:

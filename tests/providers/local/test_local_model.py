@@ -6,6 +6,7 @@ request gets a generous timeout: on a busy 2-core machine one can take 30 s.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
@@ -14,6 +15,7 @@ import httpx
 import pytest
 
 from openprogram.messages import ToolResultMessage
+from openprogram.providers.base import ResponseFormat
 from openprogram.providers.local import LocalProvider, ensure_server, local_available
 from openprogram.providers.local._server import default_supervisor
 from openprogram.runtime import Runtime
@@ -104,6 +106,22 @@ def test_the_runtime_loop_runs_a_tool_and_answers(server: str) -> None:
     assert "paris" in seen[0].lower()
     assert isinstance(answer, str)
     assert answer.strip()
+
+
+def test_structured_output_is_constrained_to_the_schema(server: str) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "country": {"type": "string"}},
+        "required": ["city", "country"],
+        "additionalProperties": False,
+    }
+    req = request(
+        "Name the capital of France and its country.",
+        response_format=ResponseFormat(name="capital", schema=schema),
+    )
+    answer = json.loads(drive(model(), req).message.text)
+    assert set(answer) == {"city", "country"}
+    assert "paris" in answer["city"].lower()
 
 
 def test_a_killed_server_is_restarted_by_the_next_request(server: str) -> None:
