@@ -374,7 +374,7 @@ class Tool:
         )
 
     def _ok(self, value: Any) -> ToolResult:
-        return ToolResult(content=truncate(result_text(value), self.max_result_chars), value=value)
+        return ToolResult(content=result_text(value, self.max_result_chars), value=value)
 
     def _invalid_args_text(self, violations: Sequence[str]) -> str:
         lines = "\n".join(f"- {v}" for v in violations)
@@ -429,16 +429,37 @@ class Tool:
         return cls(name=schema.name, fn=fn, schema=schema, **options)
 
 
-def result_text(value: Any) -> str:
-    """The text a tool's return value becomes for the model."""
+def result_text(value: Any, limit: int | None = None) -> str:
+    """The text a tool's return value becomes for the model.
+
+    Args:
+        value: What the body returned: a string as is, ``None`` as ``""``, else its JSON.
+        limit: Truncate to this many characters (see ``truncate``).
+    """
     if isinstance(value, str):
-        return value
-    if value is None:
-        return ""
-    try:
-        return pydantic_core.to_json(value, fallback=str).decode("utf-8")
-    except (TypeError, ValueError, pydantic_core.PydanticSerializationError):
-        return str(value)
+        text = value
+    elif value is None:
+        text = ""
+    else:
+        try:
+            raw = pydantic_core.to_json(value, fallback=str)
+        except (TypeError, ValueError, pydantic_core.PydanticSerializationError):
+            text = str(value)
+        else:
+            if limit is not None and len(raw) > 4 * limit:  # surely too long, even if all 4-byte
+                return _truncate_json(raw, limit)
+            text = raw.decode("utf-8")
+    return truncate(text, limit) if limit is not None else text
+
+
+def _truncate_json(raw: bytes, limit: int) -> str:
+    # Decoding only the kept ends: a huge value costs one JSON copy, not two.
+    keep = max(limit - 80, 0)
+    head, tail = keep * 2 // 3, keep - keep * 2 // 3
+    start = raw[: 4 * head].decode("utf-8", "ignore")[:head]
+    end = raw[-4 * tail :].decode("utf-8", "ignore")[-tail:] if tail else ""
+    marker = f"\n[... truncated: {len(raw)} bytes of JSON, only the start and end kept ...]\n"
+    return start + marker + end
 
 
 def truncate(text: str, limit: int) -> str:

@@ -133,7 +133,10 @@ def test_make_uses_the_default_runtime(monkeypatch: pytest.MonkeyPatch) -> None:
         assert decision.make("Pick one.", ["a", "b"]) == "a"
     finally:
         set_default_runtime(None)
+    import openprogram.providers.local as local
+
     monkeypatch.delenv("OPENPROGRAM_MODEL", raising=False)
+    monkeypatch.setattr(local, "local_available", lambda: False)  # as without the extra
     with pytest.raises(ConfigurationError, match="no model provider is configured"):
         decision.make("Pick one.", ["a", "b"])
     set_default_runtime(None)

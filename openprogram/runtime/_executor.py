@@ -41,6 +41,7 @@ from openprogram.exceptions import UserError
 from openprogram.messages import AssistantMessage, ToolCall, ToolResultMessage
 from openprogram.providers._json import without_lone_surrogates
 from openprogram.runtime._approval import Approval, approval_denial
+from openprogram.runtime._redact import without_values
 from openprogram.runtime._run import Emitter
 from openprogram.runtime._scope import parent_scope
 from openprogram.runtime._stream import StreamProgress, StreamToolResult
@@ -282,7 +283,9 @@ def _finish(
                     ToolInputValidationFailed,
                     tool_name=call.name,
                     call_id=call.id,
-                    violation_description="; ".join(result.violations),
+                    violation_description="; ".join(result.violations)
+                    if emitter.trace_payloads
+                    else without_values(result.violations, call.arguments),
                 )
         else:
             assert refusal is not None

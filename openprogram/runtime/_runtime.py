@@ -115,9 +115,7 @@ class Runtime:
             ConfigurationError: No provider is configured, or its string cannot be resolved.
         """
         if self._provider is None:
-            spec = (
-                self._provider_spec or os.environ.get(MODEL_ENV_VAR) or default_model_string()
-            )
+            spec = self._provider_spec or os.environ.get(MODEL_ENV_VAR) or default_model_string()
             if spec is None:
                 raise ConfigurationError(_NO_PROVIDER)
             self._provider = resolve_provider(spec)

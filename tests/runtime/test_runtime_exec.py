@@ -133,7 +133,10 @@ def test_system_prompt_precedence_agentic_frame_beats_runtime_default() -> None:
 
 
 def test_no_provider_configured_says_what_to_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    import openprogram.providers.local as local
+
     monkeypatch.delenv("OPENPROGRAM_MODEL", raising=False)
+    monkeypatch.setattr(local, "local_available", lambda: False)  # as without the extra
     rt = Runtime()  # constructing never fails: the error comes at the first exec
     with pytest.raises(ConfigurationError) as info:
         rt.exec("x")
@@ -141,6 +144,19 @@ def test_no_provider_configured_says_what_to_set(monkeypatch: pytest.MonkeyPatch
     assert "OPENPROGRAM_MODEL" in text
     assert "Runtime(provider=" in text
     assert "ScriptedProvider" in text
+    assert "openprogram[local]" in text
+
+
+def test_the_local_model_is_the_default_when_its_extra_is_installed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import openprogram.providers.local as local
+
+    monkeypatch.delenv("OPENPROGRAM_MODEL", raising=False)
+    monkeypatch.setattr(local, "local_available", lambda: True)
+    provider = Runtime().provider  # resolving starts no server: that happens at first use
+    assert isinstance(provider, local.LocalProvider)
+    assert provider.model == "qwen2.5-coder-0.5b"
 
 
 def test_provider_string_and_env_var_go_through_resolve_provider(
