@@ -91,6 +91,7 @@ class MCPConnection:
         self._session: Session | None = None
         self._connecting: asyncio.Task[Session] | None = None
         self._holders: set[asyncio.Task[None]] = set()
+        self._calls: set[asyncio.Task[Any]] = set()
         self._on_close: list[Callable[[], None]] = []
 
     def __repr__(self) -> str:
@@ -138,9 +139,23 @@ class MCPConnection:
             future = self._submit(lambda: self._call(tool, args))
         except MCPConnectionError as exc:
             return connection_lost(server=self.name, tool=tool, reason=str(exc))
-        return await asyncio.wrap_future(future)
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise  # our caller is being cancelled (a timeout): that is theirs to handle
+            # Otherwise the loop thread was stopped under the call by close().
+            return connection_lost(server=self.name, tool=tool, reason=self._closed_reason())
+
+    def _closed_reason(self) -> str:
+        return f"MCP server {self.name!r} is closed; register it again to use its tools"
 
     async def _call(self, tool: str, args: dict[str, Any]) -> ToolResult:
+        task = asyncio.current_task()
+        if task is not None:  # always, on the loop; close() waits for the calls it tracks
+            self._calls.add(task)
+            task.add_done_callback(self._calls.discard)
         try:
             result = await self._send(await self._live(self.reconnect_attempts), tool, args)
             if result is None:  # the server forgot the session before running the call
@@ -162,7 +177,8 @@ class MCPConnection:
             if exc.code != _sdk.types.CONNECTION_CLOSED:
                 return protocol_error(exc, server=self.name, tool=tool)
             session.wake.set()
-            return connection_lost(server=self.name, tool=tool, reason=_LOST_IN_FLIGHT)
+            reason = self._closed_reason() if self._closed else _LOST_IN_FLIGHT
+            return connection_lost(server=self.name, tool=tool, reason=reason)
         except Exception as exc:  # noqa: BLE001 - a malformed reply or an SDK refusal is a result
             return connection_lost(server=self.name, tool=tool, reason=describe(exc))
         return tool_result(result, server=self.name, tool=tool)
@@ -172,7 +188,7 @@ class MCPConnection:
     async def _live(self, attempts: int) -> Session:
         """The open session, connecting first when there is none (shared by concurrent calls)."""
         if self._closed:
-            raise MCPConnectionError(f"MCP server {self.name!r} is closed")
+            raise MCPConnectionError(self._closed_reason())
         session = self._session
         if session is not None and session.alive:
             return session
@@ -293,11 +309,13 @@ class MCPConnection:
             self._connecting.cancel()
         if self._session is not None:
             self._session.wake.set()
-        holders = set(self._holders)
-        if holders:
-            _, late = await asyncio.wait(holders, timeout=_CLOSE_TIMEOUT_S)
-            for task in late:
-                task.cancel()
+        # First the sessions end (which answers the calls in flight), then those calls
+        # finish turning that into results; stragglers are cancelled.
+        for tasks in (set(self._holders), set(self._calls)):
+            if tasks:
+                _, late = await asyncio.wait(tasks, timeout=_CLOSE_TIMEOUT_S)
+                for task in late:
+                    task.cancel()
 
     def _finish_close(self, timeout: float) -> None:
         self._runner.stop(timeout)
@@ -308,14 +326,12 @@ class MCPConnection:
 
     def _submit(self, make: Callable[[], Awaitable[_T]]) -> concurrent.futures.Future[_T]:
         if self._closed:
-            raise MCPConnectionError(
-                f"MCP server {self.name!r} is closed; register it again to use its tools"
-            )
+            raise MCPConnectionError(self._closed_reason())
         close_at_exit(self)
         try:
             return self._runner.submit(make)
         except RuntimeError as exc:  # closed by another thread since the check above
-            raise MCPConnectionError(f"MCP server {self.name!r} is closed") from exc
+            raise MCPConnectionError(self._closed_reason()) from exc
 
 
 async def _stop(task: asyncio.Task[None]) -> None:

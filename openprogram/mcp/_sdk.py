@@ -9,6 +9,8 @@ how to install the extra.
 
 from __future__ import annotations
 
+from importlib import metadata
+
 from openprogram.exceptions import ConfigurationError
 
 # The SDK names are listed so that mypy treats them as re-exported (``_sdk.ClientSession``);
@@ -47,10 +49,15 @@ def require_sdk(what: str) -> None:
     """Raise a ``ConfigurationError`` saying ``what`` needs the SDK, when it is missing.
 
     Raises:
-        ConfigurationError: The ``mcp`` package cannot be imported.
+        ConfigurationError: The ``mcp`` package (2.x) cannot be imported.
     """
-    if SDK_IMPORT_ERROR is not None:
-        raise ConfigurationError(
-            f"{what} needs the official MCP SDK (the 'mcp' package), which could not be "
-            f"imported ({SDK_IMPORT_ERROR}); {INSTALL_HINT}"
-        ) from SDK_IMPORT_ERROR
+    if SDK_IMPORT_ERROR is None:
+        return
+    try:
+        found = f"mcp {metadata.version('mcp')} is installed but unusable ({SDK_IMPORT_ERROR})"
+    except metadata.PackageNotFoundError:
+        found = "it is not installed"
+    raise ConfigurationError(
+        f"{what} needs the official MCP SDK, version 2 (the 'mcp>=2,<3' package), and {found}; "
+        f"{INSTALL_HINT}"
+    ) from SDK_IMPORT_ERROR

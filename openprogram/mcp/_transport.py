@@ -52,7 +52,8 @@ class StdioTransport:
             env=dict(self.env) if self.env is not None else None,
             cwd=self.cwd,
         )
-        return _sdk.stdio_client(params)
+        streams: AbstractAsyncContextManager[Streams] = _sdk.stdio_client(params)
+        return streams
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -138,7 +138,7 @@ _FACTORIES: dict[str, Callable[[str | None], Provider]] = {
     "bedrock": lambda m: _cls("BedrockProvider")(model=m),
     "ollama": _ollama,
     "openai-compatible": _compatible,
-    "local": lambda m: importlib.import_module("openprogram.providers.local").LocalProvider(model=m),
+    "local": lambda m: _cls("LocalProvider")(model=m),
 }
 
 PROVIDER_PREFIXES: tuple[str, ...] = tuple(_FACTORIES)

@@ -14,7 +14,7 @@ import json
 import os
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Mapping
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import Any, ClassVar, Protocol, TypedDict, TypeVar
 
 import httpx
 
@@ -79,11 +79,42 @@ class StreamParser:
         return self.builder.build(cut_reason=cut_reason)
 
 
+class HttpOptions(TypedDict, total=False):
+    """Constructor options every HTTP provider takes (declared once, here)."""
+
+    model: str | None
+    """Default model id; ``Runtime(model=...)`` and ``exec(model=...)`` override it."""
+    api_key: str | None
+    """API key; default: the provider's environment variable."""
+    base_url: str | None
+    """Endpoint root, following the vendor SDK's convention (see each provider)."""
+    client: httpx.AsyncClient | None
+    """An ``httpx.AsyncClient`` to use (never closed by the provider)."""
+    stream: bool
+    """Use the streaming endpoint (default ``True``)."""
+    max_retries: int
+    """Retries of retryable failures (default 4)."""
+    timeout: float | httpx.Timeout | None
+    """Seconds per read (connect capped at 10 s), or an ``httpx.Timeout``."""
+    backoff_base_s: float
+    """First retry's maximum delay; doubles per retry (full jitter)."""
+    backoff_max_s: float
+    """Cap of the retry delay."""
+    extra_body: Mapping[str, Any] | None
+    """Extra request fields laid over the body (nested objects merge)."""
+    extra_headers: Mapping[str, str] | None
+    """Extra HTTP headers."""
+    name: str | None
+    """Provider id in events and errors."""
+
+
 class HttpProvider:
     """Base of the HTTP providers (see the subclasses for the wire details)."""
 
     default_name: ClassVar[str] = ""
     default_base_url: ClassVar[str] = ""
+    base_url_env: ClassVar[str | None] = None
+    """Environment variable read for ``base_url`` when none is given."""
     key_env: ClassVar[str | None] = None
     """Environment variable holding the API key."""
     supports_structured_output: ClassVar[bool] = False
@@ -108,7 +139,8 @@ class HttpProvider:
             raise ValueError(f"max_retries must be >= 0, got {max_retries}")
         self._model = model
         self._api_key = api_key
-        self._base_url = (base_url or self.default_base_url).rstrip("/")
+        env_url = os.environ.get(self.base_url_env) if self.base_url_env else None
+        self._base_url = (base_url or env_url or self.default_base_url).rstrip("/")
         self._client = client
         self._stream = stream
         self._max_retries = max_retries

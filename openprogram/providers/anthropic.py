@@ -12,11 +12,8 @@ uses its submit tool.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
-from typing import Any
-
-import httpx
+from typing import Any, Unpack
 
 from openprogram.messages import (
     AssistantMessage,
@@ -30,7 +27,7 @@ from openprogram.messages import (
     Usage,
     UserMessage,
 )
-from openprogram.providers._base import Decoder, HttpProvider, StreamParser
+from openprogram.providers._base import Decoder, HttpOptions, HttpProvider, StreamParser
 from openprogram.providers._http import event_error
 from openprogram.providers._reply import ReplyBuilder
 from openprogram.providers._sse import SSEDecoder, SSEEvent
@@ -74,39 +71,16 @@ class AnthropicProvider(HttpProvider):
 
     default_name = "anthropic"
     default_base_url = ANTHROPIC_BASE_URL
+    base_url_env = "ANTHROPIC_BASE_URL"
     key_env = "ANTHROPIC_API_KEY"
 
     def __init__(
         self,
         *,
-        model: str | None = None,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        client: httpx.AsyncClient | None = None,
-        stream: bool = True,
-        max_retries: int = 4,
-        timeout: float | httpx.Timeout | None = None,
         max_tokens: int = 4096,
-        backoff_base_s: float = 0.5,
-        backoff_max_s: float = 20.0,
-        extra_body: Mapping[str, Any] | None = None,
-        extra_headers: Mapping[str, str] | None = None,
-        name: str | None = None,
+        **options: Unpack[HttpOptions],
     ) -> None:
-        super().__init__(
-            model=model,
-            api_key=api_key,
-            base_url=base_url or os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_BASE_URL,
-            client=client,
-            stream=stream,
-            max_retries=max_retries,
-            timeout=timeout,
-            backoff_base_s=backoff_base_s,
-            backoff_max_s=backoff_max_s,
-            extra_body=extra_body,
-            extra_headers=extra_headers,
-            name=name,
-        )
+        super().__init__(**options)
         self._max_tokens = max_tokens
 
     def _url(self, model: str, stream: bool) -> str:

@@ -23,15 +23,14 @@ sent (the runtime still runs the calls one by one).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from typing import Any
+from typing import Any, Unpack
 from urllib.parse import quote, urlsplit
 
 import httpx
 
 from openprogram.exceptions import ConfigurationError, LLMError, LLMErrorReason, UserError
 from openprogram.messages import AssistantMessage
-from openprogram.providers._base import Decoder, HttpProvider, StreamParser
+from openprogram.providers._base import Decoder, HttpOptions, HttpProvider, StreamParser
 from openprogram.providers._converse import (
     ERRORS,
     NO_TOOL_INSTRUCTION,
@@ -83,25 +82,15 @@ class BedrockProvider(HttpProvider):
     def __init__(
         self,
         *,
-        model: str | None = None,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        client: httpx.AsyncClient | None = None,
-        stream: bool = True,
-        max_retries: int = 4,
-        timeout: float | httpx.Timeout | None = None,
         region: str | None = None,
         endpoint_url: str | None = None,
         aws_access_key_id: str | None = None,
         aws_secret_access_key: str | None = None,
         aws_session_token: str | None = None,
         max_tokens: int | None = None,
-        backoff_base_s: float = 0.5,
-        backoff_max_s: float = 20.0,
-        extra_body: Mapping[str, Any] | None = None,
-        extra_headers: Mapping[str, str] | None = None,
-        name: str | None = None,
+        **options: Unpack[HttpOptions],
     ) -> None:
+        base_url = options.get("base_url")
         if base_url and endpoint_url and base_url.rstrip("/") != endpoint_url.rstrip("/"):
             raise UserError(
                 "BedrockProvider got both base_url and endpoint_url with different values; "
@@ -111,20 +100,8 @@ class BedrockProvider(HttpProvider):
             raise UserError(
                 "BedrockProvider needs aws_access_key_id and aws_secret_access_key together"
             )
-        super().__init__(
-            model=model,
-            api_key=api_key,
-            base_url=endpoint_url or base_url,
-            client=client,
-            stream=stream,
-            max_retries=max_retries,
-            timeout=timeout,
-            backoff_base_s=backoff_base_s,
-            backoff_max_s=backoff_max_s,
-            extra_body=extra_body,
-            extra_headers=extra_headers,
-            name=name,
-        )
+        options["base_url"] = endpoint_url or base_url
+        super().__init__(**options)
         self._region = region
         self._explicit = (
             AwsCredentials(aws_access_key_id, aws_secret_access_key or "", aws_session_token)

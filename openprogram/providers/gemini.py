@@ -90,37 +90,6 @@ class GeminiProvider(HttpProvider):
     key_env = "GEMINI_API_KEY"
     supports_structured_output = True
 
-    def __init__(
-        self,
-        *,
-        model: str | None = None,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        client: httpx.AsyncClient | None = None,
-        stream: bool = True,
-        max_retries: int = 4,
-        timeout: float | httpx.Timeout | None = None,
-        backoff_base_s: float = 0.5,
-        backoff_max_s: float = 20.0,
-        extra_body: Mapping[str, Any] | None = None,
-        extra_headers: Mapping[str, str] | None = None,
-        name: str | None = None,
-    ) -> None:
-        super().__init__(
-            model=model,
-            api_key=api_key,
-            base_url=base_url,
-            client=client,
-            stream=stream,
-            max_retries=max_retries,
-            timeout=timeout,
-            backoff_base_s=backoff_base_s,
-            backoff_max_s=backoff_max_s,
-            extra_body=extra_body,
-            extra_headers=extra_headers,
-            name=name,
-        )
-
     def _url(self, model: str, stream: bool) -> str:
         model = model.removeprefix("models/")
         if stream:

@@ -13,11 +13,8 @@ their reasoning fields (``reasoning_content``, ``reasoning``) become thinking.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping, Sequence
-from typing import Any
-
-import httpx
+from typing import Any, Unpack
 
 from openprogram.messages import (
     AssistantMessage,
@@ -29,7 +26,7 @@ from openprogram.messages import (
     Usage,
     UserMessage,
 )
-from openprogram.providers._base import Decoder, HttpProvider, StreamParser
+from openprogram.providers._base import Decoder, HttpOptions, HttpProvider, StreamParser
 from openprogram.providers._http import event_error
 from openprogram.providers._reply import ReplyBuilder
 from openprogram.providers._schema import openai_strict
@@ -89,41 +86,18 @@ class OpenAIProvider(HttpProvider):
 
     default_name = "openai"
     default_base_url = OPENAI_BASE_URL
+    base_url_env = "OPENAI_BASE_URL"
     key_env = "OPENAI_API_KEY"
     supports_structured_output = True
 
     def __init__(
         self,
         *,
-        model: str | None = None,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        client: httpx.AsyncClient | None = None,
-        stream: bool = True,
-        max_retries: int = 4,
-        timeout: float | httpx.Timeout | None = None,
         strict_tools: bool = False,
         api_key_env: str | None = "OPENAI_API_KEY",
-        backoff_base_s: float = 0.5,
-        backoff_max_s: float = 20.0,
-        extra_body: Mapping[str, Any] | None = None,
-        extra_headers: Mapping[str, str] | None = None,
-        name: str | None = None,
+        **options: Unpack[HttpOptions],
     ) -> None:
-        super().__init__(
-            model=model,
-            api_key=api_key,
-            base_url=base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL,
-            client=client,
-            stream=stream,
-            max_retries=max_retries,
-            timeout=timeout,
-            backoff_base_s=backoff_base_s,
-            backoff_max_s=backoff_max_s,
-            extra_body=extra_body,
-            extra_headers=extra_headers,
-            name=name,
-        )
+        super().__init__(**options)
         self._strict_tools = strict_tools
         self._key_env = api_key_env
 

@@ -85,7 +85,9 @@ def build(*, stdio: bool) -> MCPServer:
 
     @app.tool()
     async def slow(seconds: float, marker: str = "") -> str:
-        """Sleep, writing "cancelled" to the file ``marker`` if the call is cancelled."""
+        """Sleep; the file ``marker`` says "started", then "cancelled" if the call is."""
+        if marker:
+            Path(marker).write_text("started")
         try:
             await asyncio.sleep(seconds)
         except BaseException:

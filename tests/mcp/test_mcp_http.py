@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from _mcp_servers import HttpServer
 
 from openprogram.exceptions import UserError
 from openprogram.mcp import MCPConnection, MCPConnectionError, aregister_server, register_server
+from openprogram.messages import ToolResultMessage
 from openprogram.registry import Registry
 from openprogram.tools import Tool
 
@@ -68,8 +70,7 @@ def test_timeout_is_an_error_result_and_cancels_the_call_on_the_server(
         result = run(registry, "web_slow", seconds=30, marker=str(marker))
         assert result.is_error
         assert "timed out after 0.3 s" in result.content
-        assert wait_until(marker.exists), "the server never saw the cancellation"
-        assert marker.read_text() == "cancelled"
+        assert wait_until(lambda: marker.read_text() == "cancelled"), "no cancellation seen"
         assert run(registry, "web_add", a=1, b=2).content == "3"  # the session survived
         assert web.reconnects == 0
 
@@ -143,3 +144,21 @@ def test_connection_repr_says_where_and_in_what_state(
     web.close()
     assert repr(web) == f"MCPConnection('web', http: {http_server.url}, closed)"
     assert isinstance(web, MCPConnection)
+
+
+def test_close_answers_the_calls_in_flight(
+    http_server: HttpServer, registry: Registry, tmp_path: Path
+) -> None:
+    marker = tmp_path / "slow.txt"
+    web = register_server(registry, "web", url=http_server.url)
+    results: list[ToolResultMessage] = []
+    caller = threading.Thread(
+        target=lambda: results.append(run(registry, "web_slow", seconds=30, marker=str(marker)))
+    )
+    caller.start()
+    assert wait_until(marker.exists), "the slow call never reached the server"
+    web.close()
+    caller.join(10)
+    assert len(results) == 1
+    assert results[0].is_error
+    assert "MCP server 'web' is closed" in results[0].content
