@@ -11,7 +11,9 @@ however many tools are registered:
 
 A second call with nothing changed runs only the predicates of the tools that
 have them, then returns the same ``Resolution``. Tool lists (``tools=[...]``)
-are short and new on every exec, so they are resolved without a cache.
+get the same two levels, keyed by the identity of their items (an agentic
+function passes the same list on every call), in a small LRU that holds the
+items alive so that identities cannot be reused while cached.
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ _STATIC_ENTRIES = 64
 """Policies × environments remembered per registry (older ones are recomputed)."""
 _FINISHED_ENTRIES = 16
 """Loaded-sets × predicate outcomes remembered per policy."""
+_LIST_ENTRIES = 32
+"""Distinct tool lists remembered."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,8 +115,7 @@ def resolve(
         _no_toolsets_with_registry(toolsets)
         static = _cache_for(tools).static(policy, env_map)
     else:
-        items = _unique_tools(tools)
-        static = _Static.build(items, _frozen_toolsets(toolsets or {}), policy, env_map)
+        static = _list_cache_for(tools, toolsets).static(policy, env_map)
     return static.finish(policy, context)
 
 
@@ -239,14 +242,15 @@ class _Static:
         return Resolution(tuple(offered), tuple(deferred), MappingProxyType(rejected))
 
 
-class _RegistryCache:
-    """Everything cached for one registry at one version."""
+class _ToolsCache:
+    """Everything cached for one fixed set of tools (a registry version, or a tool list)."""
 
-    def __init__(self, registry: Registry) -> None:
-        snap = registry.snapshot()
-        self.version = snap.version
-        self.tools = snap.tools
-        self.toolsets = _frozen_toolsets(snap.defined_toolsets)
+    def __init__(
+        self, tools: tuple[Tool, ...], toolsets: Mapping[str, frozenset[str]], version: int = 0
+    ) -> None:
+        self.version = version
+        self.tools = tools
+        self.toolsets = toolsets
         self.known = known_toolsets(self.tools, self.toolsets)
         self.env_vars = tuple(sorted({var for tool in self.tools for var in tool.requires_env}))
         self.statics: OrderedDict[Hashable, _Static] = OrderedDict()
@@ -276,17 +280,40 @@ class _RegistryCache:
         return static
 
 
-_caches: weakref.WeakKeyDictionary[Registry, _RegistryCache] = weakref.WeakKeyDictionary()
+_caches: weakref.WeakKeyDictionary[Registry, _ToolsCache] = weakref.WeakKeyDictionary()
 _caches_lock = threading.Lock()
+# key -> (the list's items, kept alive so their ids stay unique; the cache)
+_list_caches: OrderedDict[Hashable, tuple[tuple[Any, ...], _ToolsCache]] = OrderedDict()
 
 
-def _cache_for(registry: Registry) -> _RegistryCache:
+def _cache_for(registry: Registry) -> _ToolsCache:
     cache = _caches.get(registry)
     if cache is not None and cache.version == registry.version:
         return cache
-    cache = _RegistryCache(registry)
+    snap = registry.snapshot()
+    cache = _ToolsCache(snap.tools, _frozen_toolsets(snap.defined_toolsets), snap.version)
     with _caches_lock:
         _caches[registry] = cache
+    return cache
+
+
+def _list_cache_for(
+    tools: Sequence[ToolLike], toolsets: Mapping[str, Iterable[str]] | None
+) -> _ToolsCache:
+    _check_list(tools)
+    items = tuple(tools)
+    frozen = _frozen_toolsets(toolsets or {})
+    key = (tuple(map(id, items)), tuple(sorted(frozen.items(), key=lambda kv: kv[0])))
+    with _caches_lock:
+        hit = _list_caches.get(key)
+        if hit is not None:
+            _list_caches.move_to_end(key)
+            return hit[1]
+    cache = _ToolsCache(_unique_tools(items), frozen)
+    with _caches_lock:
+        _list_caches[key] = (items, cache)
+        if len(_list_caches) > _LIST_ENTRIES:
+            _list_caches.popitem(last=False)
     return cache
 
 
@@ -306,11 +333,15 @@ def _load(tool: Tool) -> Verdict:
     return None
 
 
-def _unique_tools(tools: Sequence[ToolLike]) -> tuple[Tool, ...]:
+def _check_list(tools: object) -> None:
     if isinstance(tools, str | bytes | Mapping):
         raise TypeError(
             f"resolve: tools must be a Registry or a list of tools, got {type(tools).__name__}"
         )
+
+
+def _unique_tools(tools: Sequence[ToolLike]) -> tuple[Tool, ...]:
+    _check_list(tools)
     by_name: dict[str, Tool] = {}
     for index, obj in enumerate(tools):
         tool = to_tool(obj, index=index)

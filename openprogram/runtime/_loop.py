@@ -106,6 +106,7 @@ async def request_reply(run: RunState, choice: ToolChoice) -> AssistantMessage:
         max_retries=run.runtime.max_retries,
     )
     started = time.monotonic()
+    run.attempt = 1
     reply = _unique_call_ids(await _consume(run, run.provider.stream(request)), run.call_ids)
     run.messages.append(reply)
     run.usage += reply.usage
@@ -169,6 +170,7 @@ async def _consume(run: RunState, events: AsyncIterator[ProviderEvent]) -> Assis
             elif isinstance(event, ThinkingDelta):
                 run.stream(StreamThinkingDelta, text=event.text)
             elif isinstance(event, RequestSent):
+                run.attempt = event.attempt
                 run.emit(
                     ProviderRequestSent,
                     provider_id=provider_id,
@@ -232,8 +234,9 @@ def stopped(run: RunState, reply: AssistantMessage) -> bool:
             reason="server",
             provider=run.provider.name,
             model=reply.model or run.model,
+            attempts=run.attempt,  # earlier attempts of this call may have been retried
         )
-        _provider_error(run, error, retrying=False, attempt=1)
+        _provider_error(run, error, retrying=False, attempt=run.attempt)
         raise error
     return False
 

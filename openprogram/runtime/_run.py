@@ -119,6 +119,7 @@ class RunState(Emitter):
         stop_reason: Why it ended (updated as it goes).
         failures: Failed-call counts by (name, arguments) for the repeated-failure rule.
         call_ids: Every tool-call id in the conversation (a reply's ids are made unique).
+        attempt: Attempts made so far for the current model call (1 = no retry yet).
         finale: How the final reply becomes the output with ``choices``/``response_format``.
         system: The system prompt without the deferred-tool catalog.
         deadline: ``time.monotonic()`` by which the exec must end, or ``None``.
@@ -126,6 +127,7 @@ class RunState(Emitter):
     """
 
     __slots__ = (
+        "attempt",
         "call_ids",
         "deadline",
         "failures",
@@ -172,6 +174,7 @@ class RunState(Emitter):
         self.output: Any = None
         self.failures: dict[str, int] = {}
         self.call_ids: set[str] = set()
+        self.attempt = 1
         self.system = system
         self.deadline = deadline
         self.started = time.monotonic()

@@ -119,3 +119,16 @@ def test_the_cache_does_not_keep_a_registry_alive() -> None:
     del reg
     gc.collect()
     assert ref() is None
+
+
+def test_a_tool_list_is_resolved_once_and_reused_until_the_policy_changes() -> None:
+    def spec(name: str) -> Tool:
+        return Tool(name=name, execute=lambda args: name, parameters={"type": "object"})
+
+    tools = [spec("a"), spec("b")]
+    first = resolve(tools, Policy())
+    assert resolve(list(tools), Policy()) is first  # same items, same policy: the cached answer
+    denied = resolve(tools, Policy(deny=["a"]))
+    assert denied is not first and denied.offered_names == ("b",)
+    other = [spec("a"), spec("b")]  # equal names, different tools: never confused with the first
+    assert resolve(other, Policy()).offered == tuple(other)

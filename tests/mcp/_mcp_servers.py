@@ -18,7 +18,7 @@ from collections import Counter
 from pathlib import Path
 
 import uvicorn
-from mcp import MCPError
+from mcp import MCPError, types
 from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
@@ -82,6 +82,25 @@ def build(*, stdio: bool) -> MCPServer:
     def picture() -> Image:
         """A tiny PNG."""
         return Image(data=PIXEL, format="png")
+
+    @app.tool()
+    def mixed() -> list[types.ContentBlock]:
+        """One content block of every other kind."""
+        return [
+            types.TextContent(type="text", text="hello"),
+            types.AudioContent(type="audio", data="AAAA", mime_type="audio/wav"),
+            types.ResourceLink(type="resource_link", uri="file:///r.txt", name="r.txt"),
+            types.EmbeddedResource(
+                type="resource",
+                resource=types.TextResourceContents(uri="file:///a.txt", text="inline text"),
+            ),
+            types.EmbeddedResource(
+                type="resource",
+                resource=types.BlobResourceContents(
+                    uri="file:///b.bin", blob="AAAABBBB", mime_type="application/octet-stream"
+                ),
+            ),
+        ]
 
     @app.tool()
     async def slow(seconds: float, marker: str = "") -> str:

@@ -162,3 +162,12 @@ def test_close_answers_the_calls_in_flight(
     assert len(results) == 1
     assert results[0].is_error
     assert "MCP server 'web' is closed" in results[0].content
+
+
+def test_close_unregisters_only_the_servers_own_cards(
+    http_server: HttpServer, registry: Registry
+) -> None:
+    web = register_server(registry, "web", url=http_server.url)
+    local = registry.register(Tool(name="web_add", execute=lambda args: "local"), replace=True)
+    web.close()
+    assert registry.tools() == [local]

@@ -22,7 +22,7 @@ def card(served: Served, name: str) -> MCPTool:
 
 def test_every_tool_is_registered_once_under_a_prefixed_valid_name(stdio: Served) -> None:
     names = stdio.registry.names()
-    assert len(names) == 11 + GENERATED  # the real tools, crash, and the generated ones
+    assert len(names) == 12 + GENERATED  # the real tools, crash, and the generated ones
     assert {"demo_add", "demo_files_read", "demo_crash", "demo_stat_07"} <= set(names)
     assert [t.name for t in stdio.connection.tools] == [t.name for t in stdio.registry.tools()]
     assert card(stdio, "demo_files_read").mcp_name == "files.read"  # "." is not a valid name
@@ -88,6 +88,13 @@ def test_binary_content_is_summarised_not_pasted(stdio: Served) -> None:
     result = run(stdio.registry, "demo_picture")
     assert not result.is_error
     assert result.content == "[image image/png, 44 base64 characters]"
+    assert run(stdio.registry, "demo_mixed").content.splitlines() == [
+        "hello",
+        "[audio audio/wav, 4 base64 characters]",
+        "[resource link file:///r.txt (r.txt)]",
+        "inline text",
+        "[resource file:///b.bin (application/octet-stream), 8 base64 characters]",
+    ]
 
 
 def test_env_and_cwd_reach_the_stdio_server(stdio: Served, stdio_workdir: Path) -> None:

@@ -58,13 +58,21 @@ def _partial(kind: str) -> Reply:
         delta = {"choices": [{"index": 0, "delta": {"content": "ok"}, "finish_reason": None}]}
         return Reply(chunks=[sse(delta)], cut=True)
     if kind == "openai-responses":
-        text = test_openai_responses.e("response.output_text.delta", output_index=0,
-                                       content_index=0, item_id="msg_1", delta="ok")  # fmt: skip
+        text = test_openai_responses.e(
+            "response.output_text.delta",
+            output_index=0,
+            content_index=0,
+            item_id="msg_1",
+            delta="ok",
+        )
         return Reply(chunks=[sse(text)], cut=True)
     if kind == "anthropic":
         a = test_anthropic
-        events = [a.start(), a.block(0, {"type": "text", "text": ""}),
-                  a.delta(0, type="text_delta", text="ok")]  # fmt: skip
+        events = [
+            a.start(),
+            a.block(0, {"type": "text", "text": ""}),
+            a.delta(0, type="text_delta", text="ok"),
+        ]
         return Reply(chunks=[sse(*events)], cut=True)
     if kind == "gemini":
         return Reply(chunks=[sse(test_gemini.chunk({"text": "ok"}))], cut=True)
@@ -137,9 +145,13 @@ class Outcome:
 
 
 def run_sequence(
-    kind: str, faults: list[str], *, max_retries: int, timeout_s: float,
+    kind: str,
+    faults: list[str],
+    *,
+    max_retries: int,
+    timeout_s: float,
     wire: WireServer | None = None,
-) -> Outcome:  # fmt: skip
+) -> Outcome:
     """One ``exec`` whose model calls meet ``faults`` in order."""
     owned = wire is None
     server = wire if wire is not None else WireServer()
@@ -186,4 +198,3 @@ def violations(
     if outcome.reported_attempts is not None and outcome.reported_attempts != outcome.attempts:
         found.append(f"LLMError.attempts={outcome.reported_attempts}, server: {outcome.attempts}")
     return found
-

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from openprogram import (
     Registry,
@@ -91,9 +91,7 @@ class Setup:
 
     def runtime(self, scripts: dict[str, list[Any]], **options: Any) -> Runtime:
         options.setdefault("approval", self.approval)
-        return Runtime(
-            FunctionProvider(Conversations(scripts)), registry=self.registry, **options
-        )
+        return Runtime(FunctionProvider(Conversations(scripts)), registry=self.registry, **options)
 
     def options(self, **extra: Any) -> dict[str, Any]:
         return {"tools": self.tools, "tools_deny": self.deny, **extra}
@@ -214,8 +212,9 @@ def hosted(s: Setup) -> list[ToolResultMessage]:
     if s.target is None:
         return []  # run_tools takes tools, not a registry
     tools = [] if TARGET in s.deny else [ok_tool, s.target]
-    results = run_tools_sync([ToolCall("h1", TARGET, {"text": "hosted"})], tools,
-                             approval=s.approval)  # fmt: skip
+    results = run_tools_sync(
+        [ToolCall("h1", TARGET, {"text": "hosted"})], tools, approval=s.approval
+    )
     s.all_results.extend(results)
     return results
 
@@ -250,7 +249,7 @@ _PARAMS = {"type": "object", "properties": {"text": {"type": "string"}}}
 
 
 def target_forms(**options: Any) -> dict[str, Any]:
-    """The target as every tool form; ``options`` (e.g. requires_approval) where a form takes them."""
+    """The target in each form; ``options`` (e.g. requires_approval) where a form takes them."""
 
     def target(text: str = "") -> str:
         """The tool under test."""
@@ -275,15 +274,21 @@ def target_forms(**options: Any) -> dict[str, Any]:
         ),
     }
     if not options:  # these forms carry no options of their own
-        forms["dict"] = {"spec": {"name": TARGET, "parameters": _PARAMS},
-                         "execute": lambda a: _body(a.get("text", ""))}  # fmt: skip
+        forms["dict"] = {
+            "spec": {"name": TARGET, "parameters": _PARAMS},
+            "execute": lambda a: _body(a.get("text", "")),
+        }
         forms["object"] = _SpecTarget()
         forms["plain"] = target
     return forms
 
 
 class _SpecTarget:
-    spec = {"name": TARGET, "description": "The tool under test.", "parameters": _PARAMS}
+    spec: ClassVar[dict[str, Any]] = {
+        "name": TARGET,
+        "description": "The tool under test.",
+        "parameters": _PARAMS,
+    }
 
     async def execute(self, args: dict[str, Any]) -> str:
         return await _async_body(args.get("text", ""))

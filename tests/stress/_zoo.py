@@ -16,12 +16,11 @@ import json
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
-
-from typing_extensions import TypedDict
+from typing import Any, ClassVar, Literal
 
 import pydantic
 from hypothesis import strategies as st
+from typing_extensions import TypedDict
 
 from openprogram import Tool, ToolCall, ToolContext, agentic_function, function
 from openprogram.runtime import Runtime
@@ -202,7 +201,11 @@ def _spec_execute(args: dict[str, Any]) -> str:
 
 
 SPEC_DICT = {
-    "spec": {"name": "spec_dict", "description": "Search (a dict spec).", "parameters": _SPEC_PARAMS},
+    "spec": {
+        "name": "spec_dict",
+        "description": "Search (a dict spec).",
+        "parameters": _SPEC_PARAMS,
+    },
     "execute": _spec_execute,
 }
 
@@ -210,7 +213,7 @@ SPEC_DICT = {
 class SpecObject:
     """An object with ``.spec`` and an async ``.execute``."""
 
-    spec = {
+    spec: ClassVar[dict[str, Any]] = {
         "name": "spec_object",
         "description": "Look up a key (an object with spec and execute).",
         "parameters": {
@@ -282,7 +285,9 @@ def forbidden_tool(name: str, journal: Journal) -> Tool:
         journal.add(name, args)
         return "FORBIDDEN TOOL RAN"
 
-    return Tool(name=name, description="Must never run.", parameters={"type": "object"}, execute=run)
+    return Tool(
+        name=name, description="Must never run.", parameters={"type": "object"}, execute=run
+    )
 
 
 # -- strategies ------------------------------------------------------------------------------
@@ -363,9 +368,7 @@ scalars_st = st.one_of(
 keys = st.one_of(st.sampled_from(DUNDER_KEYS), short_strings)
 json_values = st.recursive(
     scalars_st,
-    lambda inner: st.one_of(
-        st.lists(inner, max_size=4), st.dictionaries(keys, inner, max_size=4)
-    ),
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(keys, inner, max_size=4)),
     max_leaves=12,
 )
 garbage_values = st.one_of(

@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from providers._server import WireServer
 
 _HERE = Path(__file__).parent

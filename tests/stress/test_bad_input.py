@@ -61,18 +61,25 @@ _GUIDANCE = (
 def _check_types(name: str, args: dict[str, Any]) -> None:
     """What a body received matches its declared parameter types."""
     if name == "scalars":
-        assert isinstance(args["s"], str) and type(args["i"]) is int and type(args["b"]) is bool
-        assert type(args["f"]) is float and args["n"] is None
+        assert isinstance(args["s"], str)
+        assert type(args["i"]) is int
+        assert type(args["b"]) is bool
+        assert type(args["f"]) is float
+        assert args["n"] is None
     elif name == "containers":
         assert all(type(v) is int for v in args["items"])
-        assert isinstance(args["tags"], set) and all(type(t) is str for t in args["tags"])
-        assert isinstance(args["pair"], tuple) and all(type(v) is int for v in args["pair"])
+        assert isinstance(args["tags"], set)
+        assert all(type(t) is str for t in args["tags"])
+        assert isinstance(args["pair"], tuple)
+        assert all(type(v) is int for v in args["pair"])
         assert all(type(k) is str and type(v) is float for k, v in args["mapping"].items())
     elif name == "enums":
-        assert args["unit"] in ("c", "f") and isinstance(args["color"], Color)
+        assert args["unit"] in ("c", "f")
+        assert isinstance(args["color"], Color)
         assert args["note"] is None or isinstance(args["note"], str)
     elif name == "nested":
-        assert isinstance(args["person"], Person) and isinstance(args["point"], Point)
+        assert isinstance(args["person"], Person)
+        assert isinstance(args["point"], Point)
         assert type(args["options"]["level"]) is int
         assert type(args["options"]["verbose"]) is bool
     elif name in ("async_echo", "echo"):
@@ -80,10 +87,12 @@ def _check_types(name: str, args: dict[str, Any]) -> None:
     elif name in ("with_context", "plain", "agent"):
         assert all(isinstance(v, int | str) for v in args.values())
     elif name == "spec_dict":
-        assert isinstance(args["query"], str) and len(args["query"]) <= 100
+        assert isinstance(args["query"], str)
+        assert len(args["query"]) <= 100
         assert set(args) <= {"query", "limit", "filters", "ids"}
     elif name == "spec_object":
-        assert isinstance(args["key"], str) and set(args) <= {"key", "strict"}
+        assert isinstance(args["key"], str)
+        assert set(args) <= {"key", "strict"}
 
 
 def check_answers(
@@ -99,14 +108,16 @@ def check_answers(
             assert "Available tools:" in result.content
             assert all(name in result.content for name in menu)
         elif call.arguments_error is not None:
-            assert result.is_error and "not a valid JSON object" in result.content
+            assert result.is_error
+            assert "not a valid JSON object" in result.content
             assert f"Call {call.name!r} again" in result.content
         if result.is_error:
             assert any(hint in result.content for hint in _GUIDANCE), result.content
             if result.content.startswith("Invalid arguments"):
                 # One "- path: message" line per violation (a key may itself hold a newline).
                 first = result.content.split("\n")[1]
-                assert first.startswith("- ") and ": " in result.content
+                assert first.startswith("- ")
+                assert ": " in result.content
     ran = Counter(JOURNAL.names())
     runnable = Counter(c.name for c in calls if c.name in menu and c.arguments_error is None)
     assert not ran - runnable, f"ran without a matching call in the menu: {ran - runnable}"

@@ -20,6 +20,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from providers import test_errors
+from providers._server import Reply, WireServer
 
 from openprogram import LLMError, Runtime, ToolContext, ToolError, function
 from openprogram.providers import (
@@ -30,31 +32,55 @@ from openprogram.providers import (
     OpenAIResponsesProvider,
 )
 from openprogram.testing import ScriptedProvider, call, text
-from providers import test_errors
-from providers._server import Reply, WireServer
 
 KEY = "sk-SECRET-0123456789abcdefXYZ"
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG+SECRETbPxRfiCYEXAMPLEKEY"
 AWS_TOKEN = "IQoJb3JpZ2luX2VjEXAMPLE-SESSION-TOKEN-SECRET"
 
 _PROVIDER_ENV = (
-    "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY",
-    "AWS_BEARER_TOKEN_BEDROCK", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
-    "AWS_SESSION_TOKEN", "OPENPROGRAM_MODEL", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL",
-)  # fmt: skip
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "AWS_BEARER_TOKEN_BEDROCK",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "OPENPROGRAM_MODEL",
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_BASE_URL",
+)
 
 PROVIDERS: dict[str, tuple[str, Callable[[str, str | None], Any]]] = {
-    "openai": ("OPENAI_API_KEY", lambda url, key: OpenAIProvider(
-        base_url=f"{url}/v1", api_key=key, model="m", backoff_base_s=0.001)),
-    "openai-responses": ("OPENAI_API_KEY", lambda url, key: OpenAIResponsesProvider(
-        base_url=f"{url}/v1", api_key=key, model="m", backoff_base_s=0.001)),
-    "anthropic": ("ANTHROPIC_API_KEY", lambda url, key: AnthropicProvider(
-        base_url=url, api_key=key, model="m", backoff_base_s=0.001)),
-    "gemini": ("GEMINI_API_KEY", lambda url, key: GeminiProvider(
-        base_url=url, api_key=key, model="m", backoff_base_s=0.001)),
-    "bedrock": ("AWS_BEARER_TOKEN_BEDROCK", lambda url, key: BedrockProvider(
-        endpoint_url=url, api_key=key, model="m", region="us-east-1", backoff_base_s=0.001)),
-}  # fmt: skip
+    "openai": (
+        "OPENAI_API_KEY",
+        lambda url, key: OpenAIProvider(
+            base_url=f"{url}/v1", api_key=key, model="m", backoff_base_s=0.001
+        ),
+    ),
+    "openai-responses": (
+        "OPENAI_API_KEY",
+        lambda url, key: OpenAIResponsesProvider(
+            base_url=f"{url}/v1", api_key=key, model="m", backoff_base_s=0.001
+        ),
+    ),
+    "anthropic": (
+        "ANTHROPIC_API_KEY",
+        lambda url, key: AnthropicProvider(
+            base_url=url, api_key=key, model="m", backoff_base_s=0.001
+        ),
+    ),
+    "gemini": (
+        "GEMINI_API_KEY",
+        lambda url, key: GeminiProvider(base_url=url, api_key=key, model="m", backoff_base_s=0.001),
+    ),
+    "bedrock": (
+        "AWS_BEARER_TOKEN_BEDROCK",
+        lambda url, key: BedrockProvider(
+            endpoint_url=url, api_key=key, model="m", region="us-east-1", backoff_base_s=0.001
+        ),
+    ),
+}
 
 
 def _capture_logs(caplog: pytest.LogCaptureFixture) -> None:
@@ -82,8 +108,15 @@ def _echoing(kind: str, status: int, *secrets: str) -> Reply:
     return reply
 
 
-def _everything_visible(err: BaseException | None, rt: Runtime, provider: Any,
-                        events: list[Any], streamed: list[Any], logs: str) -> str:  # fmt: skip
+def _everything_visible(
+    err: BaseException | None,
+    *,
+    rt: Runtime,
+    provider: Any,
+    events: list[Any],
+    streamed: list[Any],
+    logs: str,
+) -> str:
     parts = [repr(rt), repr(provider), logs]
     if err is not None:
         parts += [str(err), repr(err), "".join(traceback.format_exception(err))]
@@ -108,16 +141,18 @@ def test_keys_never_appear_in_errors_reprs_logs_or_events(
     with WireServer() as wire:
         provider = make(wire.url, KEY if source == "argument" else None)
         wire.push(_echoing(kind, 500, KEY), _echoing(kind, 401, KEY))
-        rt = Runtime(provider, observers=[events.append], on_stream=streamed.append,
-                     max_retries=1)  # fmt: skip
+        rt = Runtime(provider, observers=[events.append], on_stream=streamed.append, max_retries=1)
         with pytest.raises(LLMError) as caught:
             rt.exec("hi", tools=[])
         wire.push(test_errors.CASES[kind][1]())
         assert rt.exec("hi", tools=[]) == "ok"
         sent = [s.headers for s in wire.requests]
-    assert caught.value.reason == "auth" and caught.value.attempts == 2
+    assert caught.value.reason == "auth"
+    assert caught.value.attempts == 2
     assert any(KEY in " ".join(h.values()) for h in sent)  # the key did go out...
-    visible = _everything_visible(caught.value, rt, provider, events, streamed, caplog.text)
+    visible = _everything_visible(
+        caught.value, rt=rt, provider=provider, events=events, streamed=streamed, logs=caplog.text
+    )
     assert KEY not in visible  # ...and shows up nowhere else
     assert "***" in str(caught.value)  # the echo was scrubbed, not dropped
 
@@ -138,7 +173,9 @@ def test_aws_secrets_never_appear_even_when_echoed(
             rt.exec("hi", tools=[])
         authorization = wire.requests[0].headers["authorization"]
     assert authorization.startswith("AWS4-HMAC-SHA256")
-    visible = _everything_visible(caught.value, rt, provider, events, [], caplog.text)
+    visible = _everything_visible(
+        caught.value, rt=rt, provider=provider, events=events, streamed=[], logs=caplog.text
+    )
     for secret in (AWS_SECRET, AWS_TOKEN, authorization):
         assert secret not in visible
 
@@ -182,15 +219,23 @@ def _run_with_canaries(trace_payloads: bool, caplog: pytest.LogCaptureFixture) -
 
     script = [
         [text("CANARY-preamble"), call("echo", value="CANARY-arg")],
-        [call("broken", value="CANARY-badarg"), call("refusing"), call("guarded"),
-         call("search", q="CANARY-toolong", n=-987654321)],  # fmt: skip
+        [
+            call("broken", value="CANARY-badarg"),
+            call("refusing"),
+            call("guarded"),
+            call("search", q="CANARY-toolong", n=-987654321),
+        ],
         "CANARY-answer",
         "CANARY-second-answer",
     ]
     events: list[Any] = []
-    rt = Runtime(ScriptedProvider(script), observers=[events.append],
-                 trace_payloads=trace_payloads, system="CANARY-system",
-                 approval=lambda c: "CANARY-denied" if c.name == "guarded" else None)  # fmt: skip
+    rt = Runtime(
+        ScriptedProvider(script),
+        observers=[events.append],
+        trace_payloads=trace_payloads,
+        system="CANARY-system",
+        approval=lambda c: "CANARY-denied" if c.name == "guarded" else None,
+    )
     rt.follow_up("CANARY-followup")
     rt.exec("CANARY-user", tools=[echo, broken, refusing, guarded, search])
     texts = [json.dumps(e.to_dict(), default=repr) for e in events] + [repr(e) for e in events]
@@ -198,11 +243,23 @@ def _run_with_canaries(trace_payloads: bool, caplog: pytest.LogCaptureFixture) -
 
 
 CANARIES = [
-    "CANARY-user", "CANARY-arg", "CANARY-result", "CANARY-progress", "CANARY-badarg",
-    "CANARY-exception", "CANARY-toolerror", "CANARY-denied", "CANARY-toolong", "987654321",
-    "CANARY-answer", "CANARY-second-answer", "CANARY-steer", "CANARY-followup",
-    "CANARY-preamble", "CANARY-system",
-]  # fmt: skip
+    "CANARY-user",
+    "CANARY-arg",
+    "CANARY-result",
+    "CANARY-progress",
+    "CANARY-badarg",
+    "CANARY-exception",
+    "CANARY-toolerror",
+    "CANARY-denied",
+    "CANARY-toolong",
+    "987654321",
+    "CANARY-answer",
+    "CANARY-second-answer",
+    "CANARY-steer",
+    "CANARY-followup",
+    "CANARY-preamble",
+    "CANARY-system",
+]
 
 
 def test_events_carry_no_values_without_trace_payloads(caplog: pytest.LogCaptureFixture) -> None:
@@ -215,9 +272,19 @@ def test_events_carry_no_values_without_trace_payloads(caplog: pytest.LogCapture
 def test_trace_payloads_puts_the_values_in(caplog: pytest.LogCaptureFixture) -> None:
     # The control: the same scan finds what the run carries once payloads are on.
     seen = "\n".join(_run_with_canaries(True, caplog))
-    carried = ["CANARY-user", "CANARY-arg", "CANARY-result", "CANARY-progress",
-               "CANARY-exception", "CANARY-toolerror", "CANARY-denied", "CANARY-toolong",
-               "987654321", "CANARY-answer", "CANARY-second-answer"]  # fmt: skip
+    carried = [
+        "CANARY-user",
+        "CANARY-arg",
+        "CANARY-result",
+        "CANARY-progress",
+        "CANARY-exception",
+        "CANARY-toolerror",
+        "CANARY-denied",
+        "CANARY-toolong",
+        "987654321",
+        "CANARY-answer",
+        "CANARY-second-answer",
+    ]
     assert [c for c in carried if c not in seen] == []
 
 

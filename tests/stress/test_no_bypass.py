@@ -28,7 +28,6 @@ from ._paths import (
 from ._zoo import JOURNAL
 
 
-
 def _combos(forms: list[str]) -> list[tuple[str, str]]:
     # run_tools takes tool objects, so a lazy card (which lives in a registry) has no hosted path.
     return [(f, p) for f in forms for p in sorted(PATHS) if (f, p) != ("lazy", "hosted")]
@@ -58,10 +57,12 @@ def test_a_denied_tool_never_runs_whatever_its_form_and_path(
     assert len(results) == 1
     if vetoed:
         assert JOURNAL.names() == []
-        assert results[0].is_error and "not available" in results[0].content
+        assert results[0].is_error
+        assert "not available" in results[0].content
     else:
         assert JOURNAL.names() == [TARGET]
-        assert not results[0].is_error and results[0].content == "TARGET RAN"
+        assert not results[0].is_error
+        assert results[0].content == "TARGET RAN"
 
 
 def _hooks(kind: str, consulted: list[str]) -> Any:
@@ -96,10 +97,12 @@ def test_approval_is_never_skipped_whatever_the_form_and_path(
     # Another runtime without a hook runs the inner exec there: fail closed.
     allowed = hook == "allows" and path != "nested_other_runtime"
     if allowed:
-        assert JOURNAL.names() == [TARGET] and not results[0].is_error
+        assert JOURNAL.names() == [TARGET]
+        assert not results[0].is_error
     else:
         assert JOURNAL.names() == []
-        assert results[0].is_error and "denied" in results[0].content
+        assert results[0].is_error
+        assert "denied" in results[0].content
     if hook != "none" and path != "nested_other_runtime":
         assert TARGET in consulted
 
@@ -131,7 +134,8 @@ def test_a_deferred_tool_does_not_run_before_it_is_loaded_and_keeps_its_approval
     results = [m for m in rt.last_run.messages if getattr(m, "tool_name", None) == TARGET]
     assert "deferred and not loaded" in results[0].content
     assert "denied" in results[1].content
-    assert JOURNAL.names() == [] and consulted.count(TARGET) == 1
+    assert JOURNAL.names() == []
+    assert consulted.count(TARGET) == 1
 
 
 def test_a_cached_result_is_not_a_way_around_approval() -> None:

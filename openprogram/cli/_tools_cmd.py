@@ -1,0 +1,178 @@
+"""``openprogram tools``: what a policy offers, and which layer hides the rest.
+
+The policy comes from separate flags (``--toolset files --deny rm,mv``) or one
+``--policy`` value in the same words, ``key=value`` pairs separated by commas,
+several names joined by ``+``: ``--policy toolset=files,deny=rm+mv,source=telegram``.
+Keys: ``toolset``, ``source``, ``allow``, ``deny``, ``disabled``. Giving one key
+both ways is an error rather than a silent override.
+
+``--json`` output (stable; keys are only ever added)::
+
+    {"policy": {"toolset": ..., "source": ..., "allow": [...] | null, "deny": [...], "disabled": [...]},
+     "offered":  [{"name": ..., "kind": "function" | "agentic", "summary": ...}, ...],
+     "deferred": [{"name": ..., "kind": ..., "summary": ...}, ...],
+     "rejected": [{"name": ..., "layer": ..., "reason": ...}, ...]}
+
+each list in registration order; with ``--explain NAME``:
+``{"name": ..., "offered": bool, "rejection": {"layer": ..., "reason": ...} | null}``.
+"""  # noqa: E501 - the JSON shape reads best on one line
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+from typing import Any
+
+from openprogram.exceptions import ConfigurationError
+from openprogram.gates import Policy, explain, resolve
+from openprogram.registry import Registry, default_registry
+from openprogram.tools import Tool
+
+__all__ = ["POLICY_KEYS", "add_tools_arguments", "parse_policy", "tools_command"]
+
+POLICY_KEYS = ("toolset", "source", "allow", "deny", "disabled")
+"""The keys ``--policy`` accepts, each also a flag of its own."""
+
+_NAME_LISTS = ("allow", "deny", "disabled")
+
+
+def add_tools_arguments(p: argparse.ArgumentParser) -> None:
+    """Declare the ``tools`` command's options on its sub-parser."""
+    p.add_argument("--module", action="append", default=[], help="import this module first")
+    p.add_argument(
+        "--entry-points", action="store_true", help="load 'openprogram.tools' entry points"
+    )
+    p.add_argument(
+        "--policy",
+        metavar="K=V,...",
+        help="the whole policy in one value, e.g. toolset=files,deny=rm+mv (keys: "
+        + ", ".join(POLICY_KEYS)
+        + ")",
+    )
+    p.add_argument("--toolset", help='a toolset name, or "none"')
+    p.add_argument("--source", help="the channel served (hides tools unsafe_in it)")
+    p.add_argument("--allow", help="comma-separated names: only these may be offered")
+    p.add_argument("--deny", help="comma-separated names never offered")
+    p.add_argument("--disabled", help="comma-separated names switched off")
+    p.add_argument("--explain", metavar="NAME", help="say which layer hides NAME and why")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def parse_policy(text: str) -> dict[str, Any]:
+    """``"toolset=files,deny=rm+mv"`` -> ``{"toolset": "files", "deny": ["rm", "mv"]}``.
+
+    Raises:
+        ConfigurationError: A pair has no ``=``, an unknown key, or a repeated key.
+    """
+    fields: dict[str, Any] = {}
+    for pair in filter(None, (p.strip() for p in text.split(","))):
+        key, sep, value = pair.partition("=")
+        key = key.strip()
+        if not sep or key not in POLICY_KEYS:
+            raise ConfigurationError(
+                f"--policy {text!r}: {pair!r} is not key=value with a key among "
+                f"{', '.join(POLICY_KEYS)} (names joined by '+', e.g. deny=rm+mv)"
+            )
+        if key in fields:
+            raise ConfigurationError(f"--policy {text!r}: {key!r} is given twice")
+        value = value.strip()
+        fields[key] = [n for n in value.split("+") if n] if key in _NAME_LISTS else value
+    return fields
+
+
+def _policy(args: argparse.Namespace) -> Policy:
+    fields = parse_policy(args.policy) if args.policy else {}
+    for key in POLICY_KEYS:
+        flag = getattr(args, key)
+        if flag is None:
+            continue
+        if key in fields:
+            raise ConfigurationError(
+                f"{key} is given both in --policy and as --{key}; keep one of them"
+            )
+        fields[key] = (
+            [n.strip() for n in flag.split(",") if n.strip()] if key in _NAME_LISTS else flag
+        )
+    return Policy(**fields)
+
+
+def _registry(args: argparse.Namespace) -> Registry:
+    cwd = os.getcwd()
+    if args.module and cwd not in sys.path:
+        sys.path.insert(0, cwd)  # like `python -m`: the user's own modules are importable
+    for name in args.module:
+        importlib.import_module(name)
+    if args.entry_points:
+        default_registry.load_entry_points()
+    return default_registry
+
+
+def tools_command(args: argparse.Namespace) -> int:
+    """Run ``openprogram tools``; returns the exit code."""
+    registry = _registry(args)
+    policy = _policy(args)
+    if args.explain:
+        return _explain(args.explain, policy, registry, args.json)
+    res = resolve(registry, policy)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "policy": _policy_json(policy),
+                    "offered": [_tool_json(t) for t in res.offered],
+                    "deferred": [_tool_json(t) for t in res.deferred],
+                    "rejected": [
+                        {"name": n, "layer": r.layer, "reason": r.reason}
+                        for n, r in res.rejected.items()
+                    ],
+                },
+                indent=2,
+            )
+        )
+        return 0
+    print(f"offered ({len(res.offered)}):")
+    for tool in res.offered:
+        print(f"  {tool.one_liner}")
+    print(f"deferred, loadable with tool_search ({len(res.deferred)}):")
+    for tool in res.deferred:
+        print(f"  {tool.one_liner}")
+    print(f"hidden ({len(res.rejected)}):")
+    for name, rej in res.rejected.items():
+        print(f"  {name}: {rej.layer}: {rej.reason}")
+    return 0
+
+
+def _tool_json(tool: Tool) -> dict[str, str]:
+    summary = tool.one_liner.removeprefix(f"{tool.name}: ") if tool.one_liner != tool.name else ""
+    return {"name": tool.name, "kind": tool.kind, "summary": summary}
+
+
+def _policy_json(policy: Policy) -> dict[str, Any]:
+    return {
+        "toolset": policy.toolset,
+        "source": policy.source,
+        "allow": None if policy.allow is None else sorted(policy.allow),
+        "deny": sorted(policy.deny),
+        "disabled": sorted(policy.disabled),
+    }
+
+
+def _explain(name: str, policy: Policy, registry: Registry, as_json: bool) -> int:
+    if name not in registry:
+        raise ConfigurationError(
+            f"--explain {name!r}: no tool of that name is registered "
+            f"(known: {', '.join(registry.names()) or 'none'}); "
+            "use --module to import the module that defines it"
+        )
+    rejection = explain(name, policy, registry)
+    if as_json:
+        body = None if rejection is None else {"layer": rejection.layer, "reason": rejection.reason}
+        print(json.dumps({"name": name, "offered": rejection is None, "rejection": body}))
+    elif rejection is None:
+        print(f"{name} is offered under this policy")
+    else:
+        print(f"{name} is hidden by {rejection.layer}: {rejection.reason}")
+    return 0
