@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import os
 import subprocess
 import sys
-import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 
-from openprogram import Runtime
+from openprogram import AssistantMessage, Runtime, TextContent, Usage
 from openprogram.cli._tree import TreeView
-from openprogram.providers import ProviderRequest
+from openprogram.providers import ProviderEvent, ProviderRequest, RequestSent, ResponseDone
 from openprogram.testing import FunctionProvider
 
 HERE = Path(__file__).resolve().parent
@@ -61,15 +62,29 @@ def test_python_dash_m_usage_error_exits_2() -> None:
     assert "expected module:attribute" in done.stderr
 
 
-def test_the_spinner_shows_while_the_model_thinks() -> None:
-    def slow(request: ProviderRequest) -> str:
-        time.sleep(0.35)  # long enough for a few 0.1 s spinner frames
-        return "done"
+class SlowProvider:
+    """Like an HTTP provider: the request is sent, then the model takes a while to answer.
 
+    (The shipped fakes compute their reply before reporting the request sent, so they
+    never leave the spinner a moment to show.)
+    """
+
+    name = "slow"
+    model = "slow-model"
+    native_structured_output = False
+
+    async def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
+        yield RequestSent(attempt=1, prompt_size_bytes=10)
+        await asyncio.sleep(0.35)  # long enough for a few 0.1 s spinner frames
+        reply = AssistantMessage(content=(TextContent("done"),), usage=Usage(3, 1))
+        yield ResponseDone(reply)
+
+
+def test_the_spinner_shows_while_the_model_thinks() -> None:
     out = io.StringIO()
     view = TreeView(out, spinner=True)
     with view:
-        Runtime(FunctionProvider(slow), observers=[view]).exec("hi", toolset="none")
+        Runtime(SlowProvider(), observers=[view]).exec("hi", toolset="none")
     text = out.getvalue()
     assert "model is thinking…" in text
     assert "\r\033[K" in text  # the spinner line is cleared before the next tree line
