@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from openprogram import Runtime, ToolContext, agentic_function, function
@@ -65,7 +66,7 @@ def organize(runtime: Runtime) -> str:
     )
 
 
-def approve_moves_within(root: Path) -> object:
+def approve_moves_within(root: Path) -> Callable[[ToolCall], str | None]:
     """An approval hook that allows moves whose destination stays inside ``root``."""
 
     def approval(call: ToolCall) -> str | None:

@@ -44,7 +44,7 @@ from openprogram.messages import (
     Usage,
     UserMessage,
 )
-from openprogram.registry import Registry, default_registry
+from openprogram.registry import LazyTool, Registry, default_registry
 from openprogram.runtime import RunResult, Runtime, run_tools, run_tools_sync, set_default_runtime
 from openprogram.tools import Tool, ToolContext, ToolResult
 
@@ -73,6 +73,7 @@ __all__ = [
     "InvalidJSONError",
     "InvalidSchemaError",
     "LLMError",
+    "LazyTool",
     "LocalProvider",
     "MaxIterationsExceeded",
     "MissingSubmissionError",

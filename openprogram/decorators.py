@@ -60,6 +60,8 @@ class ToolOptions(TypedDict, total=False):
     """A hand-written JSON Schema object used instead of the type hints."""
     label: str
     """Human-readable name for UIs and traces."""
+    summary: str
+    """One line for the deferred-tool catalog (default: the description's first line)."""
     expose: bool
     """L2: ``False`` keeps it Python-callable but never offered to a model."""
     toolset: str | Sequence[str]

@@ -246,12 +246,18 @@ class Tool:
 
     def __repr__(self) -> str:
         flags = [f"kind={self.kind!r}"]
+        for field_name in ("toolset", "unsafe_in", "requires_env"):
+            if value := getattr(self, field_name):
+                flags.append(f"{field_name}={value!r}")
+        for field_name in ("check_fn", "can_use"):
+            if (value := getattr(self, field_name)) is not None:
+                flags.append(f"{field_name}={getattr(value, '__name__', value)!r}")
         if not self.expose:
             flags.append("expose=False")
-        if self.toolset:
-            flags.append(f"toolset={self.toolset!r}")
         if self.defer:
             flags.append("defer=True")
+        if self.requires_approval:
+            flags.append("requires_approval=True")
         return f"Tool({self.name!r}, {', '.join(flags)})"
 
     # -- running ---------------------------------------------------------------------------

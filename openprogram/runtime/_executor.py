@@ -41,6 +41,7 @@ from openprogram.exceptions import UserError
 from openprogram.messages import AssistantMessage, ToolCall, ToolResultMessage
 from openprogram.providers._json import without_lone_surrogates
 from openprogram.runtime._approval import Approval, approval_denial
+from openprogram.runtime._cancel import use_call_cancel
 from openprogram.runtime._redact import without_values
 from openprogram.runtime._run import Emitter
 from openprogram.runtime._scope import parent_scope
@@ -248,7 +249,8 @@ async def _invoke(call: ToolCall, tool: Tool, batch: Batch) -> ToolResult:
         on_report=report,
     )
     try:
-        return await tool.execute(call.arguments, context)
+        with use_call_cancel(context.cancel):  # execs nested in the body stop with this call
+            return await tool.execute(call.arguments, context)
     except asyncio.CancelledError:
         context.cancel.set()  # the exec was cancelled or timed out: tell a polling body to stop
         raise

@@ -21,6 +21,7 @@ from openprogram.providers import default_model_string, resolve_provider
 from openprogram.providers.base import Provider
 from openprogram.registry import Registry, default_registry
 from openprogram.runtime._approval import Approval
+from openprogram.runtime._cancel import cancelled_with_caller
 from openprogram.runtime._finale import Finale, with_instructions
 from openprogram.runtime._loop import run_loop
 from openprogram.runtime._options import ExecKwargs, ExecOptions
@@ -216,10 +217,11 @@ class Runtime:
 
     async def _drive(self, run: RunState) -> Any:
         if run.deadline is None:
-            return await _loop_with_status(run)
+            async with cancelled_with_caller():
+                return await _loop_with_status(run)
         timeout = asyncio.timeout_at(_loop_time(run.deadline))
         try:
-            async with timeout:
+            async with timeout, cancelled_with_caller():
                 return await _loop_with_status(run)
         except TimeoutError:
             if not timeout.expired():
