@@ -68,6 +68,9 @@ class Block:
     """Wall time of the block."""
     traced_bytes: int | None
     """Python memory in use at the end of the block (``tracemalloc``), if traced."""
+    traced_blocks: int | None
+    """Live memory blocks at the end of the block (``tracemalloc``), if traced: a leak
+    grows them with the iterations, a one-time table resize adds a single block."""
     rss_bytes: int
     """Resident set size at the end of the block."""
     gc_objects: int
@@ -103,7 +106,10 @@ def soak(total: int, block: int, *, trace: bool) -> list[Block]:
             seconds = time.perf_counter() - started
             gc.collect()
             traced = tracemalloc.get_traced_memory()[0] if trace else None
-            blocks.append(Block(done - start_count, seconds, traced, _rss(), len(gc.get_objects())))
+            live = len(tracemalloc.take_snapshot().traces) if trace else None
+            blocks.append(
+                Block(done - start_count, seconds, traced, live, _rss(), len(gc.get_objects()))
+            )
     finally:
         if trace:
             tracemalloc.stop()
