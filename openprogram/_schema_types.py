@@ -328,6 +328,11 @@ def _walk_class(cls: type, problems: list[str], seen: set[type]) -> None:
             f"pydantic model {cls.__name__} is not fully defined (a forward reference is "
             f"unresolved); define the missing types, then call {cls.__name__}.model_rebuild()",
         )
+    if cached is None and _is_stdlib_typeddict_before_312(cls):
+        cached = (
+            f"TypedDict {cls.__name__} comes from typing, which pydantic cannot validate on "
+            "Python < 3.12; import TypedDict from typing_extensions instead",
+        )
     if cached is None:
         fields = _fields_of(cls)
         if fields is None:
@@ -366,6 +371,14 @@ def _fields_of(cls: type) -> list[tuple[str, Any]] | None:
     if typing.is_typeddict(cls) or _is_typing_extensions_typeddict(cls):
         return list(cls.__annotations__.items())
     return None
+
+
+def _is_stdlib_typeddict_before_312(cls: type) -> bool:
+    return (
+        sys.version_info < (3, 12)
+        and typing.is_typeddict(cls)
+        and type(cls).__module__ == "typing"  # typing_extensions' TypedDicts have their own meta
+    )
 
 
 def _is_typing_extensions_typeddict(cls: type) -> bool:

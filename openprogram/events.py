@@ -78,12 +78,13 @@ def digest(value: Any) -> str:
             (keys sorted; unknown objects by ``str``).
     """
     data = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
-    return hashlib.blake2b(data.encode("utf-8"), digest_size=8).hexdigest()
+    # surrogatepass: a lone surrogate in the program's own text must not break tracing
+    return hashlib.blake2b(data.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
 
 
 def size_bytes(text: str) -> int:
     """Size of ``text`` encoded as UTF-8."""
-    return len(text) if text.isascii() else len(text.encode("utf-8"))
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

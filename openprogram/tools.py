@@ -302,7 +302,7 @@ class Tool:
                 error_kind="invalid_arguments",
                 violations=tuple(exc.violations),
             )
-        except UserError as exc:  # a hand-written parameters schema that is itself invalid
+        except Exception as exc:  # noqa: BLE001 - a broken schema/validator fails this call, not the run
             return self._failed(exc)
         try:
             result = await self._invoke(validated, context)

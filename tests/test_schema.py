@@ -728,3 +728,19 @@ async def _async_body(x: int) -> int:
 def test_async_functions_are_marked_async() -> None:
     assert derive_schema(_async_body).is_async
     assert not derive_schema(google).is_async
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="typing.TypedDict works from 3.12 on")
+def test_a_typing_typeddict_is_refused_at_decoration_on_311() -> None:
+    from typing import TypedDict as StdTypedDict
+
+    class StdPoint(StdTypedDict):
+        x: int
+
+    def where(p: StdPoint) -> int:
+        """Where."""
+        return p["x"]
+
+    with pytest.raises(SchemaError, match="import TypedDict from typing_extensions"):
+        derive_schema(where)
+

@@ -35,7 +35,7 @@ from openprogram.events import (
     size_bytes,
 )
 from openprogram.exceptions import LLMError, MaxIterationsExceeded
-from openprogram.messages import AssistantContent, AssistantMessage, ToolCall
+from openprogram.messages import AssistantMessage, ToolCall
 from openprogram.providers.base import (
     ProviderEvent,
     ProviderRequest,
@@ -142,21 +142,17 @@ def _unique_call_ids(reply: AssistantMessage, used: set[str]) -> AssistantMessag
     """
     if not reply.tool_calls:
         return reply
-    content: list[AssistantContent] = []
-    for block in reply.content:
-        if isinstance(block, ToolCall) and (not block.id or block.id in used):
-            content.append(replace(block, id=_fresh_id(used)))
-        else:
-            content.append(block)
-        if isinstance(content[-1], ToolCall):
-            used.add(content[-1].id)
-    return replace(reply, content=tuple(content))
+    content = tuple(_unique(b, used) if isinstance(b, ToolCall) else b for b in reply.content)
+    return reply if content == reply.content else replace(reply, content=content)
 
 
-def _fresh_id(used: set[str]) -> str:
-    while (candidate := f"call_{os.urandom(6).hex()}") in used:
-        pass  # 48 random bits: a clash is all but impossible, but never reuse an id
-    return candidate
+def _unique(call: ToolCall, used: set[str]) -> ToolCall:
+    if not call.id or call.id in used:
+        while (fresh := f"call_{os.urandom(6).hex()}") in used:
+            pass  # 48 random bits: a clash is all but impossible, but never reuse an id
+        call = replace(call, id=fresh)
+    used.add(call.id)
+    return call
 
 
 async def _consume(run: RunState, events: AsyncIterator[ProviderEvent]) -> AssistantMessage:

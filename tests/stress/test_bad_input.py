@@ -1,6 +1,6 @@
 """Garbage from the model never crashes the loop, never runs anything off the menu, and is answered.
 
-Hypothesis draws whole replies of broken tool calls (see ``_zoo``) against a
+Hypothesis draws whole replies of broken tool calls (see ``_garbage``) against a
 menu drawn from a zoo of every tool form. Invariants:
 
 - exactly one result per call, in call order, answering that call;
@@ -13,32 +13,25 @@ menu drawn from a zoo of every tool form. Invariants:
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from openprogram import Registry, Runtime, ToolCall, ToolResultMessage
+from openprogram import Registry, Runtime, ToolCall, ToolResultMessage, function
 from openprogram.events import ToolCallCompleted, ToolCallFailed, ToolCallSkipped
 from openprogram.messages import AssistantMessage
 from openprogram.providers.base import ProviderRequest
 from openprogram.runtime import run_tools_sync
-from openprogram.testing import FunctionProvider
+from openprogram.testing import FunctionProvider, ScriptedProvider
 
-from ._zoo import (
-    JOURNAL,
-    ZOO,
-    Color,
-    Journal,
-    Person,
-    Point,
-    batches,
-    forbidden_tool,
-    menus,
-)
+from ._garbage import deep, scenarios
+from ._zoo import JOURNAL, ZOO, Color, Journal, Person, Point, forbidden_tool
 
 FUZZ = settings(
     max_examples=150,
@@ -126,20 +119,22 @@ def check_answers(
 
 
 @FUZZ
-@given(menu=menus, calls=batches)
+@given(scenario=scenarios())
 def test_run_tools_answers_every_garbage_call_and_runs_nothing_off_the_menu(
-    menu: list[str], calls: list[ToolCall]
+    scenario: tuple[list[str], list[ToolCall]],
 ) -> None:
+    menu, calls = scenario
     JOURNAL.clear()
     results = run_tools_sync(calls, [ZOO[name] for name in menu])
     check_answers(calls, results, menu)
 
 
 @settings(FUZZ, max_examples=60)
-@given(menu=menus, calls=batches, parallel=st.booleans())
+@given(scenario=scenarios(), parallel=st.booleans())
 def test_exec_survives_garbage_replies_and_feeds_one_result_per_call_back(
-    menu: list[str], calls: list[ToolCall], parallel: bool
+    scenario: tuple[list[str], list[ToolCall]], parallel: bool
 ) -> None:
+    menu, calls = scenario
     # A provider always yields an object of arguments (see ToolCall); the rest is fair game.
     calls = [c if isinstance(c.arguments, dict) else replace(c, arguments={}) for c in calls]
     JOURNAL.clear()
@@ -167,3 +162,19 @@ def test_exec_survives_garbage_replies_and_feeds_one_result_per_call_back(
     check_answers(reply.tool_calls, results, menu)
     terminal = (ToolCallCompleted, ToolCallFailed, ToolCallSkipped)
     assert sum(isinstance(e, terminal) for e in events) == len(calls)
+
+
+def test_a_cached_tool_runs_arguments_too_deep_to_encode_without_caching_them() -> None:
+    @function(register_globally=False, cache=True)
+    def remember(data: list[Any]) -> str:
+        """Remember some data."""
+        return "kept"
+
+    result = asyncio.run(remember.execute({"data": deep(50_000)}))
+    assert result.content == "kept"  # no RecursionError out of the cache key
+
+
+def test_an_exec_error_is_not_chained_to_the_sync_bridge() -> None:
+    with pytest.raises(ValueError, match="boom") as caught:
+        Runtime(ScriptedProvider([ValueError("boom")])).exec("go", tools=[])
+    assert caught.value.__context__ is None  # no "no running event loop" in the traceback

@@ -31,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx
 from providers._server import Reply, Seen, WireServer, sse
 
 from openprogram import (
@@ -195,6 +196,15 @@ def _wait_for(condition: Callable[[], bool], what: str, timeout_s: float = 15.0)
         time.sleep(0.05)
 
 
+def _new_threads(before: set[threading.Thread]) -> list[str]:
+    """Threads alive now that were not before (those of earlier tests may end meanwhile)."""
+    return [t.name for t in threading.enumerate() if t not in before]
+
+
+def _open_clients() -> int:
+    return sum(isinstance(o, httpx.AsyncClient) and not o.is_closed for o in gc.get_objects())
+
+
 def _fds() -> int:
     return len(os.listdir("/proc/self/fd"))
 
@@ -213,7 +223,7 @@ def test_200_concurrent_async_execs_nested_three_deep_stay_isolated() -> None:
     world = World(200)
     world.agents = _agents(world)  # type: ignore[attr-defined]
     provider = _function_model(world)
-    threads_before = threading.active_count()
+    threads_before = set(threading.enumerate())
 
     async def main() -> list[Any]:
         started = [_start(world, provider, run.number) for run in world.runs]
@@ -224,7 +234,7 @@ def test_200_concurrent_async_execs_nested_three_deep_stay_isolated() -> None:
     outputs = asyncio.run(main())
     _check(world, outputs)
     _wait_for(lambda: _threads.active_workers() == 0, "idle tool workers")
-    _wait_for(lambda: threading.active_count() == threads_before, "threads")
+    _wait_for(lambda: _new_threads(threads_before) == [], "threads started by the runs")
 
 
 # -- 32 threads, real HTTP -------------------------------------------------------------------
@@ -262,7 +272,8 @@ def test_32_threads_of_sync_execs_over_http_nested_three_deep_stay_isolated() ->
         wire.push(*[_openai_reply(world)] * (32 * 3 * 2))
         provider = OpenAIProvider(base_url=f"{wire.url}/v1", api_key="k-test", model="m")
         gc.collect()
-        threads_before, fds_before = threading.active_count(), _fds()
+        threads_before, fds_before = set(threading.enumerate()), _fds()
+        clients_before = _open_clients()
         outputs: list[Any] = [None] * 32
         errors: list[BaseException] = []
 
@@ -282,5 +293,7 @@ def test_32_threads_of_sync_execs_over_http_nested_three_deep_stay_isolated() ->
         _check(world, outputs)
         assert len(wire.requests) == 32 * 3 * 2
         _wait_for(lambda: _threads.active_workers() == 0, "idle tool workers")
-        _wait_for(lambda: threading.active_count() == threads_before, "threads")
+        _wait_for(lambda: _new_threads(threads_before) == [], "threads started by the runs")
         _wait_for(lambda: _fds() <= fds_before, "file descriptors (sockets)")
+        # One client per exec's event loop, each closed when its loop shut down.
+        _wait_for(lambda: _open_clients() <= clients_before, "open httpx clients")

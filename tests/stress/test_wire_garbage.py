@@ -19,10 +19,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from providers._server import Reply, Seen, WireServer, sse
 
-from openprogram import Runtime
+from openprogram import LLMError, Runtime
 from openprogram.providers import AnthropicProvider, OpenAIProvider
 
-from ._zoo import JOURNAL, echo, short_strings
+from ._garbage import short_strings
+from ._zoo import JOURNAL, echo
 
 _VALID = st.builds(
     lambda text: json.dumps({"text": text}), short_strings
@@ -218,3 +219,22 @@ def test_malformed_calls_off_the_wire_are_answered_and_the_next_request_is_valid
             assert "again" in text
     for _, args in JOURNAL.entries:
         args["text"].encode("utf-8")  # what ran got valid Unicode
+
+
+def test_a_lone_surrogate_in_streamed_text_becomes_a_replacement_character() -> None:
+    with WireServer() as wire:
+        # json.dumps writes the lone surrogate as the escape \ud83d, as a broken model would.
+        wire.push(_openai_text("half a pair: \ud83d, then more"))
+        events: list[Any] = []
+        rt = Runtime(DIALECTS["openai"][0](wire.url), observers=[events.append])
+        answer = rt.exec("go", tools=[])
+    assert answer == "half a pair: \ufffd, then more"
+    assert any(e.kind == "AgentResponseReceived" for e in events)  # hashing it did not fail
+
+
+def test_an_error_body_nested_too_deeply_is_still_an_llm_error() -> None:
+    with WireServer() as wire:
+        wire.push(Reply(400, "[" * 50_000 + "]" * 50_000))
+        with pytest.raises(LLMError) as caught:
+            Runtime(DIALECTS["openai"][0](wire.url)).exec("go", tools=[])
+    assert caught.value.http_status == 400
