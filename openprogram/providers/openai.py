@@ -61,7 +61,35 @@ _STOP: dict[str, StopReason] = {
 }
 
 
-class OpenAIProvider(HttpProvider):
+class OpenAIAuthProvider(HttpProvider):
+    """What the two OpenAI wires share: keys, base URL, strict tools (not used directly)."""
+
+    default_base_url = OPENAI_BASE_URL
+    base_url_env = "OPENAI_BASE_URL"
+    key_env = "OPENAI_API_KEY"
+
+    def __init__(
+        self,
+        *,
+        strict_tools: bool = False,
+        api_key_env: str | None = "OPENAI_API_KEY",
+        **options: Unpack[HttpOptions],
+    ) -> None:
+        super().__init__(**options)
+        self._strict_tools = strict_tools
+        self._key_env = api_key_env
+
+    def _auth_headers(self) -> dict[str, str]:
+        if self._base_url == OPENAI_BASE_URL:
+            return {"authorization": f"Bearer {self._require_key()}"}
+        key = self._api_key or self._env_key()
+        return {"authorization": f"Bearer {key}"} if key else {}
+
+    def _secrets(self) -> list[str | None]:
+        return [self._api_key, self._env_key()]
+
+
+class OpenAIProvider(OpenAIAuthProvider):
     """OpenAI Chat Completions over httpx, or any OpenAI-compatible server.
 
     Args:
@@ -85,33 +113,10 @@ class OpenAIProvider(HttpProvider):
     """
 
     default_name = "openai"
-    default_base_url = OPENAI_BASE_URL
-    base_url_env = "OPENAI_BASE_URL"
-    key_env = "OPENAI_API_KEY"
     supports_structured_output = True
-
-    def __init__(
-        self,
-        *,
-        strict_tools: bool = False,
-        api_key_env: str | None = "OPENAI_API_KEY",
-        **options: Unpack[HttpOptions],
-    ) -> None:
-        super().__init__(**options)
-        self._strict_tools = strict_tools
-        self._key_env = api_key_env
 
     def _url(self, model: str, stream: bool) -> str:
         return f"{self._base_url}/chat/completions"
-
-    def _auth_headers(self) -> dict[str, str]:
-        if self._base_url == OPENAI_BASE_URL:
-            return {"authorization": f"Bearer {self._require_key()}"}
-        key = self._api_key or self._env_key()
-        return {"authorization": f"Bearer {key}"} if key else {}
-
-    def _secrets(self) -> list[str | None]:
-        return [self._api_key, self._env_key()]
 
     def _body(self, request: ProviderRequest, model: str, stream: bool) -> dict[str, Any]:
         body: dict[str, Any] = {

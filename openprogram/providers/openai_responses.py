@@ -16,7 +16,7 @@ conversation is resent by hand.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Unpack
+from typing import Any
 
 from openprogram.messages import (
     AssistantMessage,
@@ -30,7 +30,7 @@ from openprogram.messages import (
     Usage,
     UserMessage,
 )
-from openprogram.providers._base import Decoder, HttpOptions, HttpProvider, StreamParser
+from openprogram.providers._base import Decoder, StreamParser
 from openprogram.providers._http import event_error
 from openprogram.providers._reply import ReplyBuilder
 from openprogram.providers._schema import openai_strict
@@ -45,14 +45,14 @@ from openprogram.providers._wire import (
     undo_strict,
 )
 from openprogram.providers.base import ProviderEvent, ProviderRequest, ResponseFormat, ToolSpec
-from openprogram.providers.openai import OPENAI_BASE_URL
+from openprogram.providers.openai import OpenAIAuthProvider
 
 __all__ = ["OpenAIResponsesProvider"]
 
 _REASONING_KEYS = ("type", "id", "summary", "encrypted_content")
 
 
-class OpenAIResponsesProvider(HttpProvider):
+class OpenAIResponsesProvider(OpenAIAuthProvider):
     """OpenAI Responses over httpx (``{base_url}/responses``).
 
     Takes the same arguments as ``OpenAIProvider``; see there. The provider id
@@ -60,33 +60,10 @@ class OpenAIResponsesProvider(HttpProvider):
     """
 
     default_name = "openai-responses"
-    default_base_url = OPENAI_BASE_URL
-    base_url_env = "OPENAI_BASE_URL"
-    key_env = "OPENAI_API_KEY"
     supports_structured_output = True
-
-    def __init__(
-        self,
-        *,
-        strict_tools: bool = False,
-        api_key_env: str | None = "OPENAI_API_KEY",
-        **options: Unpack[HttpOptions],
-    ) -> None:
-        super().__init__(**options)
-        self._strict_tools = strict_tools
-        self._key_env = api_key_env
 
     def _url(self, model: str, stream: bool) -> str:
         return f"{self._base_url}/responses"
-
-    def _auth_headers(self) -> dict[str, str]:
-        if self._base_url == OPENAI_BASE_URL:
-            return {"authorization": f"Bearer {self._require_key()}"}
-        key = self._api_key or self._env_key()
-        return {"authorization": f"Bearer {key}"} if key else {}
-
-    def _secrets(self) -> list[str | None]:
-        return [self._api_key, self._env_key()]
 
     def _body(self, request: ProviderRequest, model: str, stream: bool) -> dict[str, Any]:
         body: dict[str, Any] = {"model": model, "input": responses_input(request.messages)}
