@@ -133,7 +133,7 @@ def test_make_uses_the_default_runtime(monkeypatch: pytest.MonkeyPatch) -> None:
         assert decision.make("Pick one.", ["a", "b"]) == "a"
     finally:
         set_default_runtime(None)
-    import openprogram.providers.local as local
+    from openprogram.providers import local
 
     monkeypatch.delenv("OPENPROGRAM_MODEL", raising=False)
     monkeypatch.setattr(local, "local_available", lambda: False)  # as without the extra

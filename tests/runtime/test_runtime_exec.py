@@ -133,7 +133,7 @@ def test_system_prompt_precedence_agentic_frame_beats_runtime_default() -> None:
 
 
 def test_no_provider_configured_says_what_to_set(monkeypatch: pytest.MonkeyPatch) -> None:
-    import openprogram.providers.local as local
+    from openprogram.providers import local
 
     monkeypatch.delenv("OPENPROGRAM_MODEL", raising=False)
     monkeypatch.setattr(local, "local_available", lambda: False)  # as without the extra
@@ -150,7 +150,7 @@ def test_no_provider_configured_says_what_to_set(monkeypatch: pytest.MonkeyPatch
 def test_the_local_model_is_the_default_when_its_extra_is_installed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import openprogram.providers.local as local
+    from openprogram.providers import local
 
     monkeypatch.delenv("OPENPROGRAM_MODEL", raising=False)
     monkeypatch.setattr(local, "local_available", lambda: True)
