@@ -20,7 +20,6 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import difflib
 import functools
 import logging
 import types
@@ -28,6 +27,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Generic, TypedDict, TypeVar, overload
 
+from openprogram._keywords import reject_unknown
 from openprogram.context import (
     AgenticFrame,
     resolve_runtime,
@@ -323,14 +323,7 @@ _NONE: Any = object()
 
 
 def _check_options(options: Mapping[str, Any], allowed: frozenset[str], where: str) -> None:
-    for key in options:
-        if key not in allowed:
-            close = difflib.get_close_matches(key, allowed, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise TypeError(
-                f"{where}() got an unknown option {key!r}{hint} "
-                f"(options: {', '.join(sorted(allowed))})"
-            )
+    reject_unknown(options, allowed, where)
     for key in _BOOL_KEYS:
         if key in options and not isinstance(options[key], bool):
             raise UserError(f"{where}(): {key}= must be True or False, got {options[key]!r}")

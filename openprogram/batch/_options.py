@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeAlias, TypedDict
 
+from openprogram._keywords import reject_unknown
 from openprogram.batch._limit import RateLimitedProvider, RateLimiter
 from openprogram.batch._types import Progress
 from openprogram.exceptions import UserError
@@ -81,12 +82,7 @@ class BatchOptions:
             TypeError: An unknown keyword (the message lists the known ones).
             UserError: A value out of range or a contradictory combination.
         """
-        unknown = sorted(set(kwargs) - _FIELDS)
-        if unknown:
-            raise TypeError(
-                f"batch.map() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}; "
-                f"known options: {', '.join(sorted(_FIELDS))}"
-            )
+        reject_unknown(kwargs, _FIELDS, "batch.map")
         options = cls(**kwargs)
         options._validate()
         return options

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, TypedDict
 
+from openprogram._keywords import reject_unknown
 from openprogram.exceptions import UserError
 from openprogram.providers.base import ToolChoice
 from openprogram.structured import StructuredFallback
@@ -86,12 +87,7 @@ class ExecOptions:
             TypeError: An unknown keyword (the message lists the known ones).
             UserError: A value out of range or a contradictory combination.
         """
-        unknown = sorted(set(kwargs) - _FIELDS)
-        if unknown:
-            raise TypeError(
-                f"exec() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}; "
-                f"known options: {', '.join(sorted(_FIELDS))}"
-            )
+        reject_unknown(kwargs, _FIELDS, "exec")
         options = cls(**kwargs)
         options._validate()
         return options
