@@ -25,6 +25,8 @@ from collections import abc
 from dataclasses import dataclass
 from typing import Any, ForwardRef
 
+from openprogram._tool_types import ToolContext
+
 __all__ = [
     "EMPTY",
     "Param",
@@ -191,10 +193,7 @@ _CONTEXT_STRING = re.compile(r"(?:[\w.]+\.)?ToolContext(?:\s*\|\s*None)?")
 
 
 def is_tool_context(annotation: Any) -> bool:
-    """Whether ``annotation`` is ``openprogram.tools.ToolContext`` (possibly ``| None``).
-
-    Compared by name and module: tools.py imports this package, not the other way round.
-    """
+    """Whether ``annotation`` is ``openprogram.tools.ToolContext`` (possibly ``| None``)."""
     if isinstance(annotation, str):
         return (
             "ToolContext" in annotation
@@ -204,10 +203,7 @@ def is_tool_context(annotation: Any) -> bool:
     if origin is typing.Union or origin is types.UnionType:
         members = [a for a in typing.get_args(annotation) if a is not types.NoneType]
         return len(members) == 1 and is_tool_context(members[0])
-    return (
-        getattr(annotation, "__name__", None) == "ToolContext"
-        and getattr(annotation, "__module__", None) == "openprogram.tools"
-    )
+    return annotation is ToolContext
 
 
 # -- the structural walk --------------------------------------------------------------------

@@ -29,7 +29,6 @@ Example:
 from __future__ import annotations
 
 import inspect
-import re
 import sys
 import types
 import warnings
@@ -49,6 +48,7 @@ from openprogram._schema_read import (
     override_problems,
 )
 from openprogram._schema_types import EMPTY
+from openprogram._tool_types import TOOL_NAME_PATTERN
 from openprogram.exceptions import SchemaError
 
 if TYPE_CHECKING:
@@ -57,16 +57,12 @@ if TYPE_CHECKING:
 
 __all__ = ["ArgumentsError", "FunctionSchema", "derive_schema", "json_schema_violations"]
 
-# Same as openprogram.tools.TOOL_NAME_PATTERN (tools imports this module, not the reverse).
-_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+_NAME = TOOL_NAME_PATTERN
+
 
 _BUILTIN_NAMES: dict[str, type] = {"str": str, "int": int, "float": float, "bool": bool}
 _INPUT_KEYS = frozenset({"description", "options", "hidden"})
 _JSON_SCALARS = (str, int, float, bool, type(None))
-
-
-# Same as openprogram.tools.TOOL_NAME_PATTERN (tools imports this module, not the reverse).
-_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 
 class ArgumentsError(ValueError):

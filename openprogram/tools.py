@@ -14,17 +14,21 @@ import asyncio
 import contextlib
 import inspect
 import json
-import re
-import threading
 import time
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any, Literal, TypeAlias
 
-import pydantic_core
-
 from openprogram import _threads
+from openprogram._tool_types import (
+    TOOL_NAME_PATTERN,
+    ToolContext,
+    ToolErrorKind,
+    ToolResult,
+    result_text,
+    truncate,
+)
 from openprogram.context import resolve_runtime
 from openprogram.exceptions import ToolError, UserError
 from openprogram.schema import ArgumentsError, FunctionSchema, derive_schema, json_schema_violations
@@ -45,56 +49,13 @@ __all__ = [
     "truncate",
 ]
 
-TOOL_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-"""What every provider accepts as a tool name."""
-
 DEFAULT_MAX_RESULT_CHARS = 30_000
 
 ToolKind: TypeAlias = Literal["function", "agentic"]
-ToolErrorKind: TypeAlias = Literal["invalid_arguments", "timeout", "tool_error", "exception"]
 ApprovalRule: TypeAlias = bool | Callable[[Mapping[str, Any]], "bool | str"]
 ToolLike: TypeAlias = Any
 """A ``Tool``, an agentic function, a plain callable, a ``{"spec", "execute"}`` dict,
 or an object with ``.spec`` and ``.execute``."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolResult:
-    """What one tool call produced."""
-
-    content: str
-    """The text fed back to the model (already truncated)."""
-    is_error: bool = False
-    """Whether the call failed; ``content`` then says why and how to fix it."""
-    value: Any = field(default=None, repr=False)
-    """The Python value the body returned (``None`` on error)."""
-    error_kind: ToolErrorKind | None = None
-    """What failed, when ``execute`` turned a failure into this result (``None`` otherwise)."""
-    violations: tuple[str, ...] = ()
-    """Every ``"path: message"`` argument violation, when ``error_kind == "invalid_arguments"``."""
-
-
-@dataclass(kw_only=True, eq=False)
-class ToolContext:
-    """Injected into a tool parameter annotated ``ToolContext`` (hidden from the schema)."""
-
-    call_id: str = ""
-    """Id of the tool call being answered."""
-    tool_name: str = ""
-    """Name of the tool being run."""
-    runtime: Any = None
-    """The runtime running the call."""
-    deps: Any = None
-    """The user bundle given to ``Runtime(deps=...)``."""
-    cancel: threading.Event = field(default_factory=threading.Event)
-    """Set when the call is cancelled or timed out; long sync bodies should poll it."""
-    on_report: Callable[[str], None] | None = field(default=None, repr=False)
-    """Receives ``report()`` texts (the runtime turns them into events)."""
-
-    def report(self, text: str) -> None:
-        """Send a progress update about this call."""
-        if self.on_report is not None:
-            self.on_report(text)
 
 
 ExecuteFn: TypeAlias = Callable[..., Any]
@@ -433,52 +394,6 @@ class Tool:
             input=options.pop("input", None),
         )
         return cls(name=schema.name, fn=fn, schema=schema, **options)
-
-
-def result_text(value: Any, limit: int | None = None) -> str:
-    """The text a tool's return value becomes for the model.
-
-    Args:
-        value: What the body returned: a string as is, ``None`` as ``""``, else its JSON.
-        limit: Truncate to this many characters (see ``truncate``).
-    """
-    if isinstance(value, str):
-        text = value
-    elif value is None:
-        text = ""
-    else:
-        try:
-            raw = pydantic_core.to_json(value, fallback=str)
-        except (TypeError, ValueError, pydantic_core.PydanticSerializationError):
-            text = str(value)
-        else:
-            if limit is not None and len(raw) > 4 * limit:  # surely too long, even if all 4-byte
-                return _truncate_json(raw, limit)
-            text = raw.decode("utf-8")
-    return truncate(text, limit) if limit is not None else text
-
-
-def _truncate_json(raw: bytes, limit: int) -> str:
-    # Decoding only the kept ends: a huge value costs one JSON copy, not two.
-    keep = max(limit - 80, 0)
-    head, tail = keep * 2 // 3, keep - keep * 2 // 3
-    start = raw[: 4 * head].decode("utf-8", "ignore")[:head]
-    end = raw[-4 * tail :].decode("utf-8", "ignore")[-tail:] if tail else ""
-    marker = f"\n[... truncated: {len(raw)} bytes of JSON, only the start and end kept ...]\n"
-    return start + marker + end
-
-
-def truncate(text: str, limit: int) -> str:
-    """Keep the head and tail of ``text`` within ``limit`` characters, saying how much was cut."""
-    if len(text) <= limit:
-        return text
-    marker_room = 80
-    keep = max(limit - marker_room, 0)
-    head = keep * 2 // 3
-    tail = keep - head
-    cut = len(text) - head - tail
-    marker = f"\n[... truncated {cut} of {len(text)} characters ...]\n"
-    return text[:head] + marker + (text[-tail:] if tail else "")
 
 
 _coerced: weakref.WeakKeyDictionary[Any, Tool] = weakref.WeakKeyDictionary()

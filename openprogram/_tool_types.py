@@ -1,0 +1,116 @@
+"""The values a tool call produces and receives, below ``schema`` in the import graph.
+
+``ToolResult`` (what a call produced), ``ToolContext`` (what a body may ask
+for), the tool-name rule and the text a return value becomes. They live apart
+from ``Tool`` so that ``openprogram.schema`` can recognise a ``ToolContext``
+parameter by identity; ``openprogram.tools`` re-exports all of them.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+import pydantic_core
+
+__all__ = [
+    "TOOL_NAME_PATTERN",
+    "ToolContext",
+    "ToolErrorKind",
+    "ToolResult",
+    "result_text",
+    "truncate",
+]
+
+TOOL_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+"""What every provider accepts as a tool name."""
+
+ToolErrorKind: TypeAlias = Literal["invalid_arguments", "timeout", "tool_error", "exception"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolResult:
+    """What one tool call produced."""
+
+    content: str
+    """The text fed back to the model (already truncated)."""
+    is_error: bool = False
+    """Whether the call failed; ``content`` then says why and how to fix it."""
+    value: Any = field(default=None, repr=False)
+    """The Python value the body returned (``None`` on error)."""
+    error_kind: ToolErrorKind | None = None
+    """What failed, when ``execute`` turned a failure into this result (``None`` otherwise)."""
+    violations: tuple[str, ...] = ()
+    """Every ``"path: message"`` argument violation, when ``error_kind == "invalid_arguments"``."""
+
+
+@dataclass(kw_only=True, eq=False)
+class ToolContext:
+    """Injected into a tool parameter annotated ``ToolContext`` (hidden from the schema)."""
+
+    call_id: str = ""
+    """Id of the tool call being answered."""
+    tool_name: str = ""
+    """Name of the tool being run."""
+    runtime: Any = None
+    """The runtime running the call."""
+    deps: Any = None
+    """The user bundle given to ``Runtime(deps=...)``."""
+    cancel: threading.Event = field(default_factory=threading.Event)
+    """Set when the call is cancelled or timed out; long sync bodies should poll it."""
+    on_report: Callable[[str], None] | None = field(default=None, repr=False)
+    """Receives ``report()`` texts (the runtime turns them into events)."""
+
+    def report(self, text: str) -> None:
+        """Send a progress update about this call."""
+        if self.on_report is not None:
+            self.on_report(text)
+
+
+def result_text(value: Any, limit: int | None = None) -> str:
+    """The text a tool's return value becomes for the model.
+
+    Args:
+        value: What the body returned: a string as is, ``None`` as ``""``, else its JSON.
+        limit: Truncate to this many characters (see ``truncate``).
+    """
+    if isinstance(value, str):
+        text = value
+    elif value is None:
+        text = ""
+    else:
+        try:
+            raw = pydantic_core.to_json(value, fallback=str)
+        except (TypeError, ValueError, pydantic_core.PydanticSerializationError):
+            text = str(value)
+        else:
+            if limit is not None and len(raw) > 4 * limit:  # surely too long, even if all 4-byte
+                return _truncate_json(raw, limit)
+            text = raw.decode("utf-8")
+    return truncate(text, limit) if limit is not None else text
+
+
+def _truncate_json(raw: bytes, limit: int) -> str:
+    # Decoding only the kept ends: a huge value costs one JSON copy, not two.
+    keep = max(limit - 80, 0)
+    head, tail = keep * 2 // 3, keep - keep * 2 // 3
+    start = raw[: 4 * head].decode("utf-8", "ignore")[:head]
+    end = raw[-4 * tail :].decode("utf-8", "ignore")[-tail:] if tail else ""
+    marker = f"\n[... truncated: {len(raw)} bytes of JSON, only the start and end kept ...]\n"
+    return start + marker + end
+
+
+def truncate(text: str, limit: int) -> str:
+    """Keep the head and tail of ``text`` within ``limit`` characters, saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    marker_room = 80
+    keep = max(limit - marker_room, 0)
+    head = keep * 2 // 3
+    tail = keep - head
+    cut = len(text) - head - tail
+    marker = f"\n[... truncated {cut} of {len(text)} characters ...]\n"
+    return text[:head] + marker + (text[-tail:] if tail else "")
