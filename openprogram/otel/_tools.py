@@ -8,6 +8,7 @@ task, so the context token is detached where it was attached.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -92,38 +93,42 @@ def validation_failed(spans: Spans, event: ToolInputValidationFailed) -> None:
 
 def call_completed(spans: Spans, event: ToolCallCompleted) -> None:
     """End the tool span (with the result only under ``trace_payloads``)."""
-    call = spans.finish_call(event.run_id, event.call_id)
-    if call is None:
-        return
-    call.span.set_attributes(
-        {
-            "openprogram.output.hash": event.output_hash,
-            "openprogram.output.size_bytes": event.output_size_bytes,
-            "openprogram.duration_ms": event.duration_ms,
-        }
-    )
-    if event.output is not None:
-        call.span.set_attribute("gen_ai.tool.call.result", event.output)
-    call.span.end(end_time=ns(event.at))
-    otel_context.detach(call.token)
+    attributes: dict[str, str | int | float] = {
+        "openprogram.output.hash": event.output_hash,
+        "openprogram.output.size_bytes": event.output_size_bytes,
+        "openprogram.duration_ms": event.duration_ms,
+    }
+    _end_call(spans, event, attributes, event.output, status=None)
 
 
 def call_failed(spans: Spans, event: ToolCallFailed) -> None:
     """End the tool span as failed; ``error.type`` is the failure kind."""
+    attributes: dict[str, str | int | float] = {
+        "error.type": event.failure,
+        "openprogram.error.size_bytes": event.error_size_bytes,
+        "openprogram.duration_ms": event.duration_ms,
+    }
+    # The description names the kind only: the error text is payload (data policy).
+    status = Status(StatusCode.ERROR, f"tool call failed: {event.failure}")
+    _end_call(spans, event, attributes, event.error, status=status)
+
+
+def _end_call(
+    spans: Spans,
+    event: ToolCallCompleted | ToolCallFailed,
+    attributes: Mapping[str, str | int | float],
+    payload: str | None,
+    *,
+    status: Status | None,
+) -> None:
     call = spans.finish_call(event.run_id, event.call_id)
     if call is None:
         return
-    call.span.set_attributes(
-        {
-            "error.type": event.failure,
-            "openprogram.error.size_bytes": event.error_size_bytes,
-            "openprogram.duration_ms": event.duration_ms,
-        }
-    )
-    if event.error is not None:
-        call.span.set_attribute("gen_ai.tool.call.result", event.error)
-    # The description names the kind only: the error text is payload (data policy).
-    call.span.set_status(Status(StatusCode.ERROR, f"tool call failed: {event.failure}"))
+    call.span.set_attributes(attributes)
+    if payload is not None:  # present only under trace_payloads
+        call.span.set_attribute("gen_ai.tool.call.result", payload)
+    if status is not None:
+        call.span.set_status(status)
     call.span.end(end_time=ns(event.at))
     otel_context.detach(call.token)
 
