@@ -44,8 +44,12 @@ def build_adapter(title: str, fields: Sequence[FieldSpec]) -> TypeAdapter[dict[s
     for spec in fields:
         annotated = _annotated(spec)
         annotations[spec.name] = Required[annotated] if spec.required else NotRequired[annotated]
-    td = TypedDict(f"{title}_arguments", annotations, total=False)  # type: ignore[misc]  # dynamic
-    return TypeAdapter(td)
+    # A TypedDict built at run time is opaque to type checkers: call its factory as Any.
+    make_typed_dict: Any = TypedDict
+    adapter: TypeAdapter[dict[str, Any]] = TypeAdapter(
+        make_typed_dict(f"{title}_arguments", annotations, total=False)
+    )
+    return adapter
 
 
 def build_json_schema(adapter: TypeAdapter[Any], fields: Sequence[FieldSpec]) -> dict[str, Any]:

@@ -6,7 +6,7 @@ item never loses the others: its exception becomes its ``ItemResult.error``.
 
 - ``backend="local"`` (default): at most ``concurrency`` items at once in this
   process (async functions on the event loop, sync ones on worker threads).
-- ``backend="ray"`` (``pip install 'openprogram[ray]'``): one Ray task per item,
+- ``backend="ray"`` (``pip install 'openprogram-ai[ray]'``): one Ray task per item,
   at most ``concurrency`` in flight, on the cluster ``ray.init`` connects to.
 
 ``provider=`` (with ``runtime_options=``) gives the items a runtime of their own;

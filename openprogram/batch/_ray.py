@@ -30,7 +30,7 @@ from openprogram.exceptions import ConfigurationError, UserError
 __all__ = ["run_ray"]
 
 _MISSING_RAY = (
-    "batch.map(backend='ray') needs Ray: pip install 'openprogram[ray]' "
+    "batch.map(backend='ray') needs Ray: pip install 'openprogram-ai[ray]' "
     "(on the driver and on every node of the cluster)"
 )
 

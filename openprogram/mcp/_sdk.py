@@ -1,4 +1,4 @@
-"""The one place that imports the optional ``mcp`` SDK (the ``openprogram[mcp]`` extra).
+"""The one place that imports the optional ``mcp`` SDK (the ``openprogram-ai[mcp]`` extra).
 
 ``import openprogram.mcp`` works without the SDK, so documentation, type hints
 and ``isinstance`` checks never need it. Other modules of this package reach
@@ -29,7 +29,7 @@ __all__ = [
     "types",
 ]
 
-INSTALL_HINT = "install it with: pip install 'openprogram[mcp]'"
+INSTALL_HINT = "install it with: pip install 'openprogram-ai[mcp]'"
 
 SDK_IMPORT_ERROR: ImportError | None
 """Why the SDK could not be imported (``None`` when it is installed)."""

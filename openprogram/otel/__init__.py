@@ -1,6 +1,6 @@
 """OpenTelemetry traces of runs: an observer that turns the event tree into GenAI spans.
 
-Install the extra (``pip install 'openprogram[otel]'``) and add the observer::
+Install the extra (``pip install 'openprogram-ai[otel]'``) and add the observer::
 
     from openprogram.otel import OpenTelemetryObserver
     rt = Runtime(provider, observers=[OpenTelemetryObserver()])

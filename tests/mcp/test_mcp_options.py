@@ -105,5 +105,5 @@ def test_without_the_sdk_the_package_imports_and_registration_says_how_to_instal
         [sys.executable, "-c", _WITHOUT_SDK], capture_output=True, text=True, check=True
     )
     assert "openprogram.mcp.register_server needs the official MCP SDK, version 2" in done.stdout
-    assert "pip install 'openprogram[mcp]'" in done.stdout
+    assert "pip install 'openprogram-ai[mcp]'" in done.stdout
     assert issubclass(ConfigurationError, UserError)

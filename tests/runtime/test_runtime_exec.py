@@ -144,7 +144,7 @@ def test_no_provider_configured_says_what_to_set(monkeypatch: pytest.MonkeyPatch
     assert "OPENPROGRAM_MODEL" in text
     assert "Runtime(provider=" in text
     assert "ScriptedProvider" in text
-    assert "openprogram[local]" in text
+    assert "openprogram-ai[local]" in text
 
 
 def test_the_local_model_is_the_default_when_its_extra_is_installed(

