@@ -25,8 +25,11 @@ import logging
 import types
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Generic, TypedDict, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, TypedDict, cast, overload
 
+from typing_extensions import ParamSpec, TypeVar
+
+from openprogram._decorator_types import AgenticDecorator, ToolDecorator
 from openprogram._keywords import reject_unknown
 from openprogram.context import (
     AgenticFrame,
@@ -37,16 +40,25 @@ from openprogram.context import (
 from openprogram.exceptions import SchemaError, UserError
 from openprogram.registry import Registry, default_registry
 from openprogram.schema import FunctionSchema, derive_schema
-from openprogram.tools import ApprovalRule, Tool, ToolContext, ToolResult
+from openprogram.tools import ApprovalRule, P, R, Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
+
+    from openprogram.runtime import Runtime
 
 __all__ = ["AgenticFunction", "AgenticOptions", "ToolOptions", "agentic_function", "function"]
 
 _log = logging.getLogger("openprogram.decorators")
 
-R = TypeVar("R")
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+_S = TypeVar("_S")
+_A1 = TypeVar("_A1")
+_A2 = TypeVar("_A2")
+_A3 = TypeVar("_A3")
+_A4 = TypeVar("_A4")
+_A5 = TypeVar("_A5")
 
 
 class ToolOptions(TypedDict, total=False):
@@ -113,15 +125,39 @@ _SCHEMA_KEYS = ("name", "description", "parameters")
 _BOOL_KEYS = ("expose", "defer", "parallel_safe", "cache", "register_globally", "as_tool")
 
 
-@overload
-def function(fn: Callable[..., Any], /, **options: Unpack[ToolOptions]) -> Tool: ...
+# The overloads by arity hide a trailing ``runtime: Runtime`` from callers (see
+# openprogram._decorator_types for why and in what order); the first match wins.
 @overload
 def function(
-    fn: None = None, /, **options: Unpack[ToolOptions]
-) -> Callable[[Callable[..., Any]], Tool]: ...
+    fn: Callable[[_A1, Runtime], _R], /, **options: Unpack[ToolOptions]
+) -> Tool[[_A1], _R]: ...
+@overload
+def function(
+    fn: Callable[[_A1, _A2, Runtime], _R], /, **options: Unpack[ToolOptions]
+) -> Tool[[_A1, _A2], _R]: ...
+@overload
+def function(
+    fn: Callable[[_A1, _A2, _A3, Runtime], _R], /, **options: Unpack[ToolOptions]
+) -> Tool[[_A1, _A2, _A3], _R]: ...
+@overload
+def function(
+    fn: Callable[[_A1, _A2, _A3, _A4, Runtime], _R], /, **options: Unpack[ToolOptions]
+) -> Tool[[_A1, _A2, _A3, _A4], _R]: ...
+@overload
+def function(
+    fn: Callable[[_A1, _A2, _A3, _A4, _A5, Runtime], _R], /, **options: Unpack[ToolOptions]
+) -> Tool[[_A1, _A2, _A3, _A4, _A5], _R]: ...
+@overload
+def function(
+    fn: Callable[Concatenate[Runtime, _P], _R], /, **options: Unpack[ToolOptions]
+) -> Tool[_P, _R]: ...
+@overload
+def function(fn: Callable[_P, _R], /, **options: Unpack[ToolOptions]) -> Tool[_P, _R]: ...
+@overload
+def function(fn: None = None, /, **options: Unpack[ToolOptions]) -> ToolDecorator: ...
 def function(
     fn: Callable[..., Any] | None = None, /, **options: Unpack[ToolOptions]
-) -> Tool | Callable[[Callable[..., Any]], Tool]:
+) -> Tool[..., Any] | ToolDecorator:
     """Make a plain function a tool: ``@function``, ``@function(...)`` or ``function(fn, ...)``.
 
     The returned ``Tool`` stays directly callable like the function. When
@@ -135,21 +171,43 @@ def function(
     """
     _check_options(options, _TOOL_KEYS, "function")
     if fn is None:
-        return lambda f: _make_function(f, dict(options))
+        return cast(ToolDecorator, lambda f: _make_function(f, dict(options)))
     return _make_function(fn, dict(options))
 
 
 @overload
 def agentic_function(
-    fn: Callable[..., R], /, **options: Unpack[AgenticOptions]
-) -> AgenticFunction[R]: ...
+    fn: Callable[[_A1, Runtime], _R], /, **options: Unpack[AgenticOptions]
+) -> AgenticFunction[[_A1], _R]: ...
 @overload
 def agentic_function(
-    fn: None = None, /, **options: Unpack[AgenticOptions]
-) -> Callable[[Callable[..., R]], AgenticFunction[R]]: ...
+    fn: Callable[[_A1, _A2, Runtime], _R], /, **options: Unpack[AgenticOptions]
+) -> AgenticFunction[[_A1, _A2], _R]: ...
+@overload
 def agentic_function(
-    fn: Callable[..., R] | None = None, /, **options: Unpack[AgenticOptions]
-) -> AgenticFunction[R] | Callable[[Callable[..., R]], AgenticFunction[R]]:
+    fn: Callable[[_A1, _A2, _A3, Runtime], _R], /, **options: Unpack[AgenticOptions]
+) -> AgenticFunction[[_A1, _A2, _A3], _R]: ...
+@overload
+def agentic_function(
+    fn: Callable[[_A1, _A2, _A3, _A4, Runtime], _R], /, **options: Unpack[AgenticOptions]
+) -> AgenticFunction[[_A1, _A2, _A3, _A4], _R]: ...
+@overload
+def agentic_function(
+    fn: Callable[[_A1, _A2, _A3, _A4, _A5, Runtime], _R], /, **options: Unpack[AgenticOptions]
+) -> AgenticFunction[[_A1, _A2, _A3, _A4, _A5], _R]: ...
+@overload
+def agentic_function(
+    fn: Callable[Concatenate[Runtime, _P], _R], /, **options: Unpack[AgenticOptions]
+) -> AgenticFunction[_P, _R]: ...
+@overload
+def agentic_function(
+    fn: Callable[_P, _R], /, **options: Unpack[AgenticOptions]
+) -> AgenticFunction[_P, _R]: ...
+@overload
+def agentic_function(fn: None = None, /, **options: Unpack[AgenticOptions]) -> AgenticDecorator: ...
+def agentic_function(
+    fn: Callable[..., Any] | None = None, /, **options: Unpack[AgenticOptions]
+) -> AgenticFunction[..., Any] | AgenticDecorator:
     """Make a function whose body may run ``runtime.exec``; it is a tool too.
 
     ``@agentic_function`` or ``@agentic_function(...)``. The result is called
@@ -164,11 +222,11 @@ def agentic_function(
     """
     _check_options(options, _AGENTIC_KEYS, "agentic_function")
     if fn is None:
-        return lambda f: _make_agentic(f, dict(options))
+        return cast(AgenticDecorator, lambda f: _make_agentic(f, dict(options)))
     return _make_agentic(fn, dict(options))
 
 
-def _make_function(fn: Callable[..., Any], options: dict[str, Any]) -> Tool:
+def _make_function(fn: Callable[..., Any], options: dict[str, Any]) -> Tool[..., Any]:
     _check_target(fn, "function")
     if not _available(options.pop("available_if", True), fn):
         return fn  # type: ignore[return-value] # L1: the undecorated function, by contract
@@ -189,7 +247,7 @@ def _make_function(fn: Callable[..., Any], options: dict[str, Any]) -> Tool:
     return tool
 
 
-def _make_agentic(fn: Callable[..., R], options: dict[str, Any]) -> AgenticFunction[R]:
+def _make_agentic(fn: Callable[..., Any], options: dict[str, Any]) -> AgenticFunction[..., Any]:
     _check_target(fn, "agentic_function")
     if not _available(options.pop("available_if", True), fn):
         return fn  # type: ignore[return-value] # L1: the undecorated function, by contract
@@ -203,15 +261,20 @@ def _make_agentic(fn: Callable[..., R], options: dict[str, Any]) -> AgenticFunct
         options["expose"], registry = False, None
     schema_options = {k: options.pop(k) for k in (*_SCHEMA_KEYS, "input") if k in options}
     schema = derive_schema(fn, **schema_options)
-    agentic = AgenticFunction(fn, schema=schema, system=system, tool_options=options)
+    agentic: AgenticFunction[..., Any] = AgenticFunction(
+        fn, schema=schema, system=system, tool_options=options
+    )
     if registry is not None and schema.self_param is None:
         # A method's tool needs an instance: its bound copies are tools, the class attribute is not.
         registry.register(agentic.tool)
     return agentic
 
 
-class AgenticFunction(Generic[R]):
+class AgenticFunction(Generic[P, R]):
     """A function whose body may run ``runtime.exec``; callable as before, and a tool.
+
+    For type checkers ``AgenticFunction[P, R]`` has the wrapped function's
+    parameters minus the runtime one (which callers leave out) and its return type.
 
     Attributes:
         tool: The ``Tool`` (``kind="agentic"``) a model calls it through.
@@ -220,7 +283,7 @@ class AgenticFunction(Generic[R]):
 
     def __init__(
         self,
-        fn: Callable[..., R],
+        fn: Callable[..., Any],
         *,
         schema: FunctionSchema,
         system: str | None,
@@ -233,7 +296,9 @@ class AgenticFunction(Generic[R]):
         self._frame = AgenticFrame(name=schema.name, system=system)
         self._attr: str | None = None
         self.system = system
-        self.tool = Tool(name=schema.name, fn=self, schema=schema, kind="agentic", **tool_options)
+        self.tool: Tool[P, R] = Tool(
+            name=schema.name, fn=self, schema=schema, kind="agentic", **tool_options
+        )
 
     def __repr__(self) -> str:
         return f"<agentic_function {self._schema.qualname}>"
@@ -258,19 +323,27 @@ class AgenticFunction(Generic[R]):
 
     # -- calling -----------------------------------------------------------------------------
 
+    @overload
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R: ...
+    @overload
+    def __call__(self, *args: Any, runtime: Runtime | None, **kwargs: Any) -> R: ...
     def __call__(self, *args: Any, **kwargs: Any) -> R:
-        """Call the function; a missing or ``None`` ``runtime`` is filled in."""
+        """Call the function; a missing or ``None`` ``runtime`` is filled in.
+
+        Type checkers see the signature without the runtime parameter, and
+        accept an explicit ``runtime=`` keyword (its other arguments unchecked).
+        """
         if self._schema.is_async:
-            return self._acall(args, kwargs)  # type: ignore[return-value] # R is the awaitable
+            return cast(R, self._acall(args, kwargs))  # R is the coroutine type
         args, runtime = self._with_runtime(args, kwargs)
         with self._scope(runtime):
-            return self._fn(*args, **kwargs)
+            return cast(R, self._fn(*args, **kwargs))
 
     async def _acall(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         # The runtime is resolved when the coroutine runs, in the awaiting task's context.
         args, runtime = self._with_runtime(args, kwargs)
         with self._scope(runtime):
-            return await self._fn(*args, **kwargs)  # type: ignore[misc]
+            return await self._fn(*args, **kwargs)
 
     def _with_runtime(
         self, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -301,10 +374,16 @@ class AgenticFunction(Generic[R]):
     def __set_name__(self, owner: type, name: str) -> None:
         self._attr = name
 
-    def __get__(self, obj: Any, objtype: type | None = None) -> AgenticFunction[R]:
+    @overload
+    def __get__(self, obj: None, objtype: type | None = None) -> AgenticFunction[P, R]: ...
+    @overload
+    def __get__(
+        self: AgenticFunction[Concatenate[_S, _P], _R], obj: _S, objtype: type | None = None
+    ) -> AgenticFunction[_P, _R]: ...
+    def __get__(self, obj: Any, objtype: type | None = None) -> AgenticFunction[..., Any]:
         if obj is None:
             return self
-        bound = AgenticFunction(
+        bound: AgenticFunction[..., Any] = AgenticFunction(
             types.MethodType(self._fn, obj),
             schema=self._schema.bound(),
             system=self.system,

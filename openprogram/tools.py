@@ -18,7 +18,9 @@ import time
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias, overload
+
+from typing_extensions import ParamSpec, TypeVar
 
 from openprogram import _threads
 from openprogram._tool_types import (
@@ -32,6 +34,9 @@ from openprogram._tool_types import (
 from openprogram.context import resolve_runtime
 from openprogram.exceptions import ToolError, UserError
 from openprogram.schema import ArgumentsError, FunctionSchema, derive_schema, json_schema_violations
+
+if TYPE_CHECKING:
+    from openprogram.runtime import Runtime
 
 __all__ = [
     "DEFAULT_MAX_RESULT_CHARS",
@@ -60,13 +65,23 @@ or an object with ``.spec`` and ``.execute``."""
 
 ExecuteFn: TypeAlias = Callable[..., Any]
 
+P = ParamSpec("P", default=...)
+"""The parameters of the wrapped function as its Python callers see them."""
+R = TypeVar("R", default=Any)
+"""What calling the wrapped function returns (the coroutine, for ``async def``)."""
 
-class Tool:
+
+class Tool(Generic[P, R]):
     """A named, described, gated callable the model can pick.
 
     Construct with keyword arguments (see ARCHITECTURE §3), or get one from
     ``@function``, ``Tool.from_function`` or ``to_tool``. ``parameters`` and
     ``description`` of function tools are derived lazily on first access.
+
+    For type checkers ``Tool[P, R]`` carries the wrapped function's parameters
+    and return type, so calling a tool is checked like calling the function; a
+    bare ``Tool`` (a hand-written spec, a registry's contents) is
+    ``Tool[..., Any]``.
     """
 
     __slots__ = (
@@ -103,7 +118,7 @@ class Tool:
         name: str,
         description: str | None = None,
         parameters: Mapping[str, Any] | None = None,
-        fn: Callable[..., Any] | None = None,
+        fn: Callable[P, R] | None = None,
         kind: ToolKind = "function",
         expose: bool = True,
         toolset: str | Sequence[str] = (),
@@ -223,8 +238,17 @@ class Tool:
 
     # -- running ---------------------------------------------------------------------------
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        """Call the underlying function directly, like plain Python."""
+    @overload
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R: ...
+    @overload
+    def __call__(self, *args: Any, runtime: Runtime | None, **kwargs: Any) -> R: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> R:
+        """Call the underlying function directly, like plain Python.
+
+        A ``runtime`` parameter left out or ``None`` is filled with the current
+        runtime; type checkers see the signature without it, and accept an
+        explicit ``runtime=`` keyword.
+        """
         if self.fn is None:
             raise TypeError(
                 f"tool {self.name!r} wraps no Python function; use await tool.execute(args)"
@@ -309,7 +333,7 @@ class Tool:
             kwargs[schema.runtime_param] = context.runtime or resolve_runtime()
         if schema.context_param is not None:
             kwargs[schema.context_param] = context
-        fn = self.fn
+        fn: Callable[..., Any] | None = self.fn  # called with the validated keywords
         assert fn is not None  # a schema always comes from a function
         if schema.is_async:
             value = await asyncio.wait_for(fn(**kwargs), self.timeout)
@@ -378,7 +402,7 @@ class Tool:
             self._cache[key] = (time.monotonic(), result)
 
     @classmethod
-    def from_function(cls, fn: Callable[..., Any], **options: Any) -> Tool:
+    def from_function(cls, fn: Callable[P, R], **options: Any) -> Tool[P, R]:
         """Make a tool of a plain function, deriving its schema from hints and docstring.
 
         Args:
