@@ -18,7 +18,7 @@ import time
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias, overload
+from typing import Any, Generic, Literal, TypeAlias, cast
 
 from typing_extensions import ParamSpec, TypeVar
 
@@ -34,9 +34,6 @@ from openprogram._tool_types import (
 from openprogram.context import resolve_runtime
 from openprogram.exceptions import ToolError, UserError
 from openprogram.schema import ArgumentsError, FunctionSchema, derive_schema, json_schema_violations
-
-if TYPE_CHECKING:
-    from openprogram.runtime import Runtime
 
 __all__ = [
     "DEFAULT_MAX_RESULT_CHARS",
@@ -238,16 +235,12 @@ class Tool(Generic[P, R]):
 
     # -- running ---------------------------------------------------------------------------
 
-    @overload
-    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R: ...
-    @overload
-    def __call__(self, *args: Any, runtime: Runtime | None, **kwargs: Any) -> R: ...
-    def __call__(self, *args: Any, **kwargs: Any) -> R:
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         """Call the underlying function directly, like plain Python.
 
         A ``runtime`` parameter left out or ``None`` is filled with the current
-        runtime; type checkers see the signature without it, and accept an
-        explicit ``runtime=`` keyword.
+        runtime (type checkers see the signature without it; use ``with runtime:``
+        to choose one).
         """
         if self.fn is None:
             raise TypeError(
@@ -260,7 +253,8 @@ class Tool(Generic[P, R]):
             index = self._schema.positional_index(param)
             if index < len(args):
                 if args[index] is None:
-                    args = (*args[:index], resolve_runtime(), *args[index + 1 :])
+                    filled = (*args[:index], resolve_runtime(), *args[index + 1 :])
+                    return cast("Callable[..., R]", self.fn)(*filled, **kwargs)
             elif kwargs.get(param) is None:
                 kwargs[param] = resolve_runtime()
         return self.fn(*args, **kwargs)

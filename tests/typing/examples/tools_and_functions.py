@@ -51,18 +51,19 @@ def with_context(path: str, ctx: ToolContext) -> str:
 reveal_type(add)  # R: openprogram.tools.Tool[[a: int, b: int], int]
 reveal_type(add(1, 2))  # R: int
 reveal_type(add(a=1, b=2))  # R: int
-add("one", 2)  # E: call-overload
-add(1)  # E: call-overload
+add("one", 2)  # E: arg-type
+add(1)  # E: call-arg
 reveal_type(shout("hi", times=2))  # R: str
-shout("hi", 2)  # E: call-overload
+shout("hi", 2)  # E: call-arg
 reveal_type(halve_tool(3.0))  # R: float
 pending = fetch("x")
 reveal_type(pending).close()  # R: typing.Coroutine[Any, Any, bytes]
 reveal_type(search("q", 3))  # R: list[str]
-reveal_type(search("q", 3, runtime=Runtime("openai:gpt-4o-mini")))  # R: list[str]
-search(1, 3)  # E: call-overload
+# A tool's runtime is filled in (choose it with `with runtime:`), never passed.
+search("q", 3, runtime=Runtime("openai:gpt-4o-mini"))  # E: call-arg
+search(1, 3)  # E: arg-type
 reveal_type(with_context("a", ToolContext(tool_name="with_context")))  # R: str
-with_context("a")  # E: call-overload
+with_context("a")  # E: call-arg
 
 
 async def use_fetch() -> bytes:
