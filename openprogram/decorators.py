@@ -23,13 +23,23 @@ import contextlib
 import functools
 import logging
 import types
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Concatenate, Generic, TypedDict, cast, overload
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, cast, overload
 
 from typing_extensions import ParamSpec, TypeVar
 
-from openprogram._decorator_types import AgenticDecorator, ToolDecorator
+from openprogram._decorator_types import (
+    AgenticDecorator,
+    AgenticOptions,
+    OptionalRuntime1,
+    OptionalRuntime2,
+    OptionalRuntime3,
+    OptionalRuntime4,
+    OptionalRuntime5,
+    ToolDecorator,
+    ToolOptions,
+)
 from openprogram._keywords import reject_unknown
 from openprogram.context import (
     AgenticFrame,
@@ -40,7 +50,7 @@ from openprogram.context import (
 from openprogram.exceptions import SchemaError, UserError
 from openprogram.registry import Registry, default_registry
 from openprogram.schema import FunctionSchema, derive_schema
-from openprogram.tools import ApprovalRule, P, R, Tool, ToolContext, ToolResult
+from openprogram.tools import P, R, Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -61,96 +71,54 @@ _A4 = TypeVar("_A4")
 _A5 = TypeVar("_A5")
 
 
-class ToolOptions(TypedDict, total=False):
-    """Keyword options shared by ``@function`` and ``@agentic_function`` (ARCHITECTURE §3, §5)."""
-
-    name: str
-    """Tool name (default: the function's ``__name__``); ``^[a-zA-Z0-9_-]{1,64}$``."""
-    description: str
-    """Model-facing description (default: the docstring's summary and body)."""
-    parameters: Mapping[str, Any]
-    """A hand-written JSON Schema object used instead of the type hints."""
-    label: str
-    """Human-readable name for UIs and traces."""
-    summary: str
-    """One line for the deferred-tool catalog (default: the description's first line)."""
-    expose: bool
-    """L2: ``False`` keeps it Python-callable but never offered to a model."""
-    toolset: str | Sequence[str]
-    """L2b: preset names this tool belongs to."""
-    unsafe_in: str | Sequence[str]
-    """L3: channel sources where it is hidden."""
-    available_if: bool | Callable[[], object]
-    """L1: evaluated once now; falsy or raising leaves the function undecorated and unregistered."""
-    check_fn: Callable[[], bool]
-    """L4: availability predicate, evaluated at each resolution."""
-    requires_env: str | Sequence[str]
-    """L4: environment variables that must be set."""
-    can_use: Callable[[Any], bool]
-    """L4: ``can_use(GateContext) -> bool``."""
-    defer: bool
-    """L6: listed in a catalog until loaded via ``tool_search``."""
-    requires_approval: ApprovalRule
-    """``True`` or ``callable(args) -> bool | str``: ask the approval hook first."""
-    parallel_safe: bool
-    """``False``: a batch containing it runs sequentially."""
-    timeout: float | None
-    """Seconds per call; expiry is an error result."""
-    max_result_chars: int
-    """Head+tail truncation of the text fed back to the model."""
-    cache: bool
-    """Reuse results of identical calls."""
-    cache_ttl: float | None
-    """Seconds a cached result stays valid (``None``: forever)."""
-    registry: Registry
-    """Where to register (default: ``openprogram.registry.default_registry``)."""
-    register_globally: bool
-    """``False``: register nowhere."""
-
-
-class AgenticOptions(ToolOptions, total=False):
-    """``ToolOptions`` plus what only ``@agentic_function`` takes."""
-
-    as_tool: bool
-    """``False``: never a model tool (not registered, ``expose=False``); still callable."""
-    input: Mapping[str, Mapping[str, Any]]
-    """Per parameter: ``description``, ``options`` (an enum) and ``hidden`` (needs a default)."""
-    system: str | None
-    """System prompt for the ``runtime.exec`` calls made in its body."""
-
-
 _TOOL_KEYS = frozenset(ToolOptions.__annotations__)
 _AGENTIC_KEYS = frozenset(AgenticOptions.__annotations__)
 _SCHEMA_KEYS = ("name", "description", "parameters")
 _BOOL_KEYS = ("expose", "defer", "parallel_safe", "cache", "register_globally", "as_tool")
 
 
-# The overloads by arity hide a trailing ``runtime: Runtime`` from callers (see
+# The overloads by arity hide a required trailing ``runtime: Runtime`` from callers (see
 # openprogram._decorator_types for why and in what order); the first match wins.
+@overload
+def function(  # type: ignore[overload-overlap]
+    fn: OptionalRuntime1[_P, _R], /, **options: Unpack[ToolOptions]
+) -> Tool[_P, _R]: ...
 @overload
 def function(
     fn: Callable[[_A1, Runtime], _R], /, **options: Unpack[ToolOptions]
 ) -> Tool[[_A1], _R]: ...
 @overload
+def function(  # type: ignore[overload-overlap]
+    fn: OptionalRuntime2[_P, _R], /, **options: Unpack[ToolOptions]
+) -> Tool[_P, _R]: ...
+@overload
 def function(
     fn: Callable[[_A1, _A2, Runtime], _R], /, **options: Unpack[ToolOptions]
 ) -> Tool[[_A1, _A2], _R]: ...
+@overload
+def function(  # type: ignore[overload-overlap]
+    fn: OptionalRuntime3[_P, _R], /, **options: Unpack[ToolOptions]
+) -> Tool[_P, _R]: ...
 @overload
 def function(
     fn: Callable[[_A1, _A2, _A3, Runtime], _R], /, **options: Unpack[ToolOptions]
 ) -> Tool[[_A1, _A2, _A3], _R]: ...
 @overload
+def function(  # type: ignore[overload-overlap]
+    fn: OptionalRuntime4[_P, _R], /, **options: Unpack[ToolOptions]
+) -> Tool[_P, _R]: ...
+@overload
 def function(
     fn: Callable[[_A1, _A2, _A3, _A4, Runtime], _R], /, **options: Unpack[ToolOptions]
 ) -> Tool[[_A1, _A2, _A3, _A4], _R]: ...
 @overload
+def function(  # type: ignore[overload-overlap]
+    fn: OptionalRuntime5[_P, _R], /, **options: Unpack[ToolOptions]
+) -> Tool[_P, _R]: ...
+@overload
 def function(
     fn: Callable[[_A1, _A2, _A3, _A4, _A5, Runtime], _R], /, **options: Unpack[ToolOptions]
 ) -> Tool[[_A1, _A2, _A3, _A4, _A5], _R]: ...
-@overload
-def function(
-    fn: Callable[Concatenate[Runtime, _P], _R], /, **options: Unpack[ToolOptions]
-) -> Tool[_P, _R]: ...
 @overload
 def function(fn: Callable[_P, _R], /, **options: Unpack[ToolOptions]) -> Tool[_P, _R]: ...
 @overload
@@ -176,29 +144,45 @@ def function(
 
 
 @overload
+def agentic_function(  # type: ignore[overload-overlap]
+    fn: OptionalRuntime1[_P, _R], /, **options: Unpack[AgenticOptions]
+) -> AgenticFunction[_P, _R]: ...
+@overload
 def agentic_function(
     fn: Callable[[_A1, Runtime], _R], /, **options: Unpack[AgenticOptions]
 ) -> AgenticFunction[[_A1], _R]: ...
+@overload
+def agentic_function(  # type: ignore[overload-overlap]
+    fn: OptionalRuntime2[_P, _R], /, **options: Unpack[AgenticOptions]
+) -> AgenticFunction[_P, _R]: ...
 @overload
 def agentic_function(
     fn: Callable[[_A1, _A2, Runtime], _R], /, **options: Unpack[AgenticOptions]
 ) -> AgenticFunction[[_A1, _A2], _R]: ...
 @overload
+def agentic_function(  # type: ignore[overload-overlap]
+    fn: OptionalRuntime3[_P, _R], /, **options: Unpack[AgenticOptions]
+) -> AgenticFunction[_P, _R]: ...
+@overload
 def agentic_function(
     fn: Callable[[_A1, _A2, _A3, Runtime], _R], /, **options: Unpack[AgenticOptions]
 ) -> AgenticFunction[[_A1, _A2, _A3], _R]: ...
+@overload
+def agentic_function(  # type: ignore[overload-overlap]
+    fn: OptionalRuntime4[_P, _R], /, **options: Unpack[AgenticOptions]
+) -> AgenticFunction[_P, _R]: ...
 @overload
 def agentic_function(
     fn: Callable[[_A1, _A2, _A3, _A4, Runtime], _R], /, **options: Unpack[AgenticOptions]
 ) -> AgenticFunction[[_A1, _A2, _A3, _A4], _R]: ...
 @overload
+def agentic_function(  # type: ignore[overload-overlap]
+    fn: OptionalRuntime5[_P, _R], /, **options: Unpack[AgenticOptions]
+) -> AgenticFunction[_P, _R]: ...
+@overload
 def agentic_function(
     fn: Callable[[_A1, _A2, _A3, _A4, _A5, Runtime], _R], /, **options: Unpack[AgenticOptions]
 ) -> AgenticFunction[[_A1, _A2, _A3, _A4, _A5], _R]: ...
-@overload
-def agentic_function(
-    fn: Callable[Concatenate[Runtime, _P], _R], /, **options: Unpack[AgenticOptions]
-) -> AgenticFunction[_P, _R]: ...
 @overload
 def agentic_function(
     fn: Callable[_P, _R], /, **options: Unpack[AgenticOptions]

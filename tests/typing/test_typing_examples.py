@@ -2,11 +2,12 @@
 
 Each program marks what mypy must say about a line at its end:
 ``# R: <type>`` for the revealed type of a ``reveal_type(...)`` on it, and
-``# E: <error-code>`` for an error it must report; every other error fails the
-test. mypy sees ``openprogram`` the way users do, as an installed package
-(PEP 561: only with its ``py.typed``): from ``$OPENPROGRAM_TYPING_SITE``, the
-target directory ``scripts/typing_check.sh`` installs the built wheel into, or
-else from a copy of this tree's package laid out the same way.
+``# E: <error-code>`` for an error it must report (a comment after it, such as
+``# fmt: skip``, is not part of it); every other error fails the test. mypy
+sees ``openprogram`` the way users do, as an installed package (PEP 561: only
+with its ``py.typed``): from ``$OPENPROGRAM_TYPING_SITE``, the target
+directory ``scripts/typing_check.sh`` installs the built wheel into, or else
+from a copy of this tree's package laid out the same way.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ EXAMPLES = sorted(p.name for p in (HERE / "examples").glob("*.py"))
 PACKAGE = HERE.parent.parent / "openprogram"
 SITE_ENV = "OPENPROGRAM_TYPING_SITE"
 
-_EXPECT = re.compile(r"#\s*(?P<kind>[RE]):\s*(?P<value>.+?)\s*$")
+_EXPECT = re.compile(r"#\s*(?P<kind>[RE]):\s*(?P<value>[^#]+?)\s*(?:#.*)?$")
 _FINDING = re.compile(r"^(?P<file>[^:\s]+\.py):(?P<line>\d+): (?P<level>error|note): (?P<msg>.*)$")
 _CODE = re.compile(r"\[(?P<code>[a-z0-9-]+)\]$")
 _REVEALED = re.compile(r'^Revealed type is "(?P<type>.*)"$')
@@ -115,7 +116,7 @@ def test_example_type_checks_as_annotated(name: str, mypy_report: dict[str, set[
 
 def test_the_comparison_catches_a_difference() -> None:
     """The checker itself: a wrong revealed type and a missing error are both caught."""
-    source = "reveal_type(x)  # R: int\nf(1)  # E: arg-type\n"
+    source = "reveal_type(x)  # R: int  # fmt: skip\nf(1)  # E: arg-type\n"
     output = 'p.py:1: note: Revealed type is "Any"\np.py:3: error: Bad  [misc]\n'
     assert expected_findings(source) == {(1, "R", "int"), (2, "E", "arg-type")}
     assert reported_findings(output) == {"p.py": {(1, "R", "Any"), (3, "E", "misc")}}

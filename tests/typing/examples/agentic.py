@@ -21,9 +21,17 @@ def compare(city: str, other: str, days: int, runtime: Runtime | None = None) ->
     return runtime.exec(f"Compare {city} and {other} over {days} days.")
 
 
+@agentic_function(register_globally=False)
+def itinerary(city: str, days: int = 3, runtime: Runtime | None = None) -> str:
+    """An optional runtime: the whole signature stays, names and defaults included."""
+    assert runtime is not None
+    return runtime.exec(f"{days} days in {city}")
+
+
 @agentic_function(as_tool=False)
-def runtime_first(runtime: Runtime, topic: str, *, depth: int = 1) -> str:
-    """A leading runtime is dropped; the rest keeps its names."""
+def runtime_first(runtime: Runtime | None, topic: str, *, depth: int = 1) -> str:
+    """A leading runtime stays visible: positional arguments fill it first."""
+    assert runtime is not None
     return runtime.exec(topic)
 
 
@@ -53,8 +61,12 @@ plan_trip()  # E: call-overload
 reveal_type(plan_trip("Paris", runtime=Runtime("openai:gpt-4o-mini")))  # R: str
 reveal_type(compare("Paris", "Rome", 3))  # R: str
 compare("Paris", "Rome", "three")  # E: call-overload
-reveal_type(runtime_first("tides", depth=2))  # R: str
-runtime_first("tides", depth="deep")  # E: call-overload
+reveal_type(itinerary)  # R: openprogram.decorators.AgenticFunction[[city: str, days: int =, runtime: openprogram.runtime._runtime.Runtime | None =], str]  # fmt: skip
+reveal_type(itinerary("Paris"))  # R: str
+reveal_type(itinerary(city="Paris", days=2, runtime=None))  # R: str
+itinerary("Paris", "two")  # E: call-overload
+reveal_type(runtime_first(None, "tides", depth=2))  # R: str
+runtime_first("tides")  # E: call-overload
 reveal_type(no_runtime(3))  # R: list[int]
 reveal_type(no_runtime(n=3))  # R: list[int]
 pending = answer("why?")
