@@ -23,7 +23,10 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 EXAMPLES = sorted(p.name for p in (HERE / "examples").glob("*.py"))
-PACKAGE = HERE.parent.parent / "openprogram"
+ROOT = HERE.parent.parent
+PACKAGE = ROOT / "openprogram"
+README_PROGRAM = "readme_blocks.py"
+"""The README's python blocks, joined: what a new user pastes first must pass ``--strict``."""
 SITE_ENV = "OPENPROGRAM_TYPING_SITE"
 
 _EXPECT = re.compile(r"#\s*(?P<kind>[RE]):\s*(?P<value>[^#]+?)\s*(?:#.*)?$")
@@ -81,12 +84,15 @@ def mypy_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, set[Findi
     programs.mkdir()
     for name in EXAMPLES:
         shutil.copy(HERE / "examples" / name, programs / name)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```python\n(.*?)^```", readme, re.DOTALL | re.MULTILINE)
+    (programs / README_PROGRAM).write_text("\n".join(blocks), encoding="utf-8")
     # PYTHONPATH entries count as installed packages for mypy, which then needs py.typed.
     env = {**os.environ, "PYTHONPATH": str(site)}
     command = [sys.executable, "-m", "mypy", "--strict", "--show-error-codes", "--no-pretty"]
     command += ["--hide-error-context", "--no-error-summary", "--cache-dir", str(tmp / "cache")]
     done = subprocess.run(
-        [*command, *EXAMPLES],
+        [*command, *EXAMPLES, README_PROGRAM],
         cwd=programs,
         env=env,
         capture_output=True,
@@ -112,6 +118,10 @@ def test_example_type_checks_as_annotated(name: str, mypy_report: dict[str, set[
     assert (missing, unexpected) == ([], []), (
         f"{name}: expected but not reported {missing}; reported but not expected {unexpected}"
     )
+
+
+def test_readme_blocks_type_check_clean(mypy_report: dict[str, set[Finding]]) -> None:
+    assert mypy_report.get(README_PROGRAM, set()) == set()
 
 
 def test_the_comparison_catches_a_difference() -> None:
