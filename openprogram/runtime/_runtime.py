@@ -145,14 +145,31 @@ class Runtime:
     ) -> str: ...
     @overload
     def exec(
-        self, content: Any, *, response_format: type[_M], **options: Unpack[CommonExecKwargs]
+        self,
+        content: Any,
+        *,
+        response_format: type[_M],
+        choices: None = None,
+        **options: Unpack[CommonExecKwargs],
     ) -> _M: ...
     @overload
     def exec(
-        self, content: Any, *, response_format: _Schema, **options: Unpack[CommonExecKwargs]
+        self,
+        content: Any,
+        *,
+        response_format: _Schema,
+        choices: None = None,
+        **options: Unpack[CommonExecKwargs],
     ) -> Any: ...
     @overload
-    def exec(self, content: Any, *, choices: Any, **options: Unpack[CommonExecKwargs]) -> Any: ...
+    def exec(
+        self,
+        content: Any,
+        *,
+        choices: Any,
+        response_format: None = None,
+        **options: Unpack[CommonExecKwargs],
+    ) -> Any: ...
     def exec(self, content: Any, **options: Unpack[ExecKwargs]) -> Any:
         """Run the tool loop on ``content`` and return the final answer.
 
@@ -194,15 +211,30 @@ class Runtime:
     ) -> str: ...
     @overload
     async def async_exec(
-        self, content: Any, *, response_format: type[_M], **options: Unpack[CommonExecKwargs]
+        self,
+        content: Any,
+        *,
+        response_format: type[_M],
+        choices: None = None,
+        **options: Unpack[CommonExecKwargs],
     ) -> _M: ...
     @overload
     async def async_exec(
-        self, content: Any, *, response_format: _Schema, **options: Unpack[CommonExecKwargs]
+        self,
+        content: Any,
+        *,
+        response_format: _Schema,
+        choices: None = None,
+        **options: Unpack[CommonExecKwargs],
     ) -> Any: ...
     @overload
     async def async_exec(
-        self, content: Any, *, choices: Any, **options: Unpack[CommonExecKwargs]
+        self,
+        content: Any,
+        *,
+        choices: Any,
+        response_format: None = None,
+        **options: Unpack[CommonExecKwargs],
     ) -> Any: ...
     async def async_exec(self, content: Any, **options: Unpack[ExecKwargs]) -> Any:
         """``exec`` for async code: same options, same result, same errors."""
