@@ -23,10 +23,23 @@ import contextlib
 import functools
 import logging
 import types
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Generic, TypedDict, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, cast, overload
 
+from typing_extensions import ParamSpec, TypeVar
+
+from openprogram._decorator_types import (
+    AgenticDecorator,
+    AgenticOptions,
+    OptionalRuntime1,
+    OptionalRuntime2,
+    OptionalRuntime3,
+    OptionalRuntime4,
+    OptionalRuntime5,
+    ToolDecorator,
+    ToolOptions,
+)
 from openprogram._keywords import reject_unknown
 from openprogram.context import (
     AgenticFrame,
@@ -37,74 +50,25 @@ from openprogram.context import (
 from openprogram.exceptions import SchemaError, UserError
 from openprogram.registry import Registry, default_registry
 from openprogram.schema import FunctionSchema, derive_schema
-from openprogram.tools import ApprovalRule, Tool, ToolContext, ToolResult
+from openprogram.tools import P, R, Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
+
+    from openprogram.runtime import Runtime
 
 __all__ = ["AgenticFunction", "AgenticOptions", "ToolOptions", "agentic_function", "function"]
 
 _log = logging.getLogger("openprogram.decorators")
 
-R = TypeVar("R")
-
-
-class ToolOptions(TypedDict, total=False):
-    """Keyword options shared by ``@function`` and ``@agentic_function`` (ARCHITECTURE §3, §5)."""
-
-    name: str
-    """Tool name (default: the function's ``__name__``); ``^[a-zA-Z0-9_-]{1,64}$``."""
-    description: str
-    """Model-facing description (default: the docstring's summary and body)."""
-    parameters: Mapping[str, Any]
-    """A hand-written JSON Schema object used instead of the type hints."""
-    label: str
-    """Human-readable name for UIs and traces."""
-    summary: str
-    """One line for the deferred-tool catalog (default: the description's first line)."""
-    expose: bool
-    """L2: ``False`` keeps it Python-callable but never offered to a model."""
-    toolset: str | Sequence[str]
-    """L2b: preset names this tool belongs to."""
-    unsafe_in: str | Sequence[str]
-    """L3: channel sources where it is hidden."""
-    available_if: bool | Callable[[], object]
-    """L1: evaluated once now; falsy or raising leaves the function undecorated and unregistered."""
-    check_fn: Callable[[], bool]
-    """L4: availability predicate, evaluated at each resolution."""
-    requires_env: str | Sequence[str]
-    """L4: environment variables that must be set."""
-    can_use: Callable[[Any], bool]
-    """L4: ``can_use(GateContext) -> bool``."""
-    defer: bool
-    """L6: listed in a catalog until loaded via ``tool_search``."""
-    requires_approval: ApprovalRule
-    """``True`` or ``callable(args) -> bool | str``: ask the approval hook first."""
-    parallel_safe: bool
-    """``False``: a batch containing it runs sequentially."""
-    timeout: float | None
-    """Seconds per call; expiry is an error result."""
-    max_result_chars: int
-    """Head+tail truncation of the text fed back to the model."""
-    cache: bool
-    """Reuse results of identical calls."""
-    cache_ttl: float | None
-    """Seconds a cached result stays valid (``None``: forever)."""
-    registry: Registry
-    """Where to register (default: ``openprogram.registry.default_registry``)."""
-    register_globally: bool
-    """``False``: register nowhere."""
-
-
-class AgenticOptions(ToolOptions, total=False):
-    """``ToolOptions`` plus what only ``@agentic_function`` takes."""
-
-    as_tool: bool
-    """``False``: never a model tool (not registered, ``expose=False``); still callable."""
-    input: Mapping[str, Mapping[str, Any]]
-    """Per parameter: ``description``, ``options`` (an enum) and ``hidden`` (needs a default)."""
-    system: str | None
-    """System prompt for the ``runtime.exec`` calls made in its body."""
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+_S = TypeVar("_S")
+_A1 = TypeVar("_A1")
+_A2 = TypeVar("_A2")
+_A3 = TypeVar("_A3")
+_A4 = TypeVar("_A4")
+_A5 = TypeVar("_A5")
 
 
 _TOOL_KEYS = frozenset(ToolOptions.__annotations__)
@@ -113,15 +77,55 @@ _SCHEMA_KEYS = ("name", "description", "parameters")
 _BOOL_KEYS = ("expose", "defer", "parallel_safe", "cache", "register_globally", "as_tool")
 
 
+# The overloads by arity hide a required trailing ``runtime: Runtime`` from callers (see
+# openprogram._decorator_types for why and in what order); the first match wins.
 @overload
-def function(fn: Callable[..., Any], /, **options: Unpack[ToolOptions]) -> Tool: ...
+def function(  # type: ignore[overload-overlap]
+    fn: OptionalRuntime1[_P, _R], /, **options: Unpack[ToolOptions]
+) -> Tool[_P, _R]: ...
 @overload
 def function(
-    fn: None = None, /, **options: Unpack[ToolOptions]
-) -> Callable[[Callable[..., Any]], Tool]: ...
+    fn: Callable[[_A1, Runtime], _R], /, **options: Unpack[ToolOptions]
+) -> Tool[[_A1], _R]: ...
+@overload
+def function(  # type: ignore[overload-overlap]
+    fn: OptionalRuntime2[_P, _R], /, **options: Unpack[ToolOptions]
+) -> Tool[_P, _R]: ...
+@overload
+def function(
+    fn: Callable[[_A1, _A2, Runtime], _R], /, **options: Unpack[ToolOptions]
+) -> Tool[[_A1, _A2], _R]: ...
+@overload
+def function(  # type: ignore[overload-overlap]
+    fn: OptionalRuntime3[_P, _R], /, **options: Unpack[ToolOptions]
+) -> Tool[_P, _R]: ...
+@overload
+def function(
+    fn: Callable[[_A1, _A2, _A3, Runtime], _R], /, **options: Unpack[ToolOptions]
+) -> Tool[[_A1, _A2, _A3], _R]: ...
+@overload
+def function(  # type: ignore[overload-overlap]
+    fn: OptionalRuntime4[_P, _R], /, **options: Unpack[ToolOptions]
+) -> Tool[_P, _R]: ...
+@overload
+def function(
+    fn: Callable[[_A1, _A2, _A3, _A4, Runtime], _R], /, **options: Unpack[ToolOptions]
+) -> Tool[[_A1, _A2, _A3, _A4], _R]: ...
+@overload
+def function(  # type: ignore[overload-overlap]
+    fn: OptionalRuntime5[_P, _R], /, **options: Unpack[ToolOptions]
+) -> Tool[_P, _R]: ...
+@overload
+def function(
+    fn: Callable[[_A1, _A2, _A3, _A4, _A5, Runtime], _R], /, **options: Unpack[ToolOptions]
+) -> Tool[[_A1, _A2, _A3, _A4, _A5], _R]: ...
+@overload
+def function(fn: Callable[_P, _R], /, **options: Unpack[ToolOptions]) -> Tool[_P, _R]: ...
+@overload
+def function(fn: None = None, /, **options: Unpack[ToolOptions]) -> ToolDecorator: ...
 def function(
     fn: Callable[..., Any] | None = None, /, **options: Unpack[ToolOptions]
-) -> Tool | Callable[[Callable[..., Any]], Tool]:
+) -> Tool[..., Any] | ToolDecorator:
     """Make a plain function a tool: ``@function``, ``@function(...)`` or ``function(fn, ...)``.
 
     The returned ``Tool`` stays directly callable like the function. When
@@ -135,21 +139,59 @@ def function(
     """
     _check_options(options, _TOOL_KEYS, "function")
     if fn is None:
-        return lambda f: _make_function(f, dict(options))
+        return cast(ToolDecorator, lambda f: _make_function(f, dict(options)))
     return _make_function(fn, dict(options))
 
 
 @overload
-def agentic_function(
-    fn: Callable[..., R], /, **options: Unpack[AgenticOptions]
-) -> AgenticFunction[R]: ...
+def agentic_function(  # type: ignore[overload-overlap]
+    fn: OptionalRuntime1[_P, _R], /, **options: Unpack[AgenticOptions]
+) -> AgenticFunction[_P, _R]: ...
 @overload
 def agentic_function(
-    fn: None = None, /, **options: Unpack[AgenticOptions]
-) -> Callable[[Callable[..., R]], AgenticFunction[R]]: ...
+    fn: Callable[[_A1, Runtime], _R], /, **options: Unpack[AgenticOptions]
+) -> AgenticFunction[[_A1], _R]: ...
+@overload
+def agentic_function(  # type: ignore[overload-overlap]
+    fn: OptionalRuntime2[_P, _R], /, **options: Unpack[AgenticOptions]
+) -> AgenticFunction[_P, _R]: ...
+@overload
 def agentic_function(
-    fn: Callable[..., R] | None = None, /, **options: Unpack[AgenticOptions]
-) -> AgenticFunction[R] | Callable[[Callable[..., R]], AgenticFunction[R]]:
+    fn: Callable[[_A1, _A2, Runtime], _R], /, **options: Unpack[AgenticOptions]
+) -> AgenticFunction[[_A1, _A2], _R]: ...
+@overload
+def agentic_function(  # type: ignore[overload-overlap]
+    fn: OptionalRuntime3[_P, _R], /, **options: Unpack[AgenticOptions]
+) -> AgenticFunction[_P, _R]: ...
+@overload
+def agentic_function(
+    fn: Callable[[_A1, _A2, _A3, Runtime], _R], /, **options: Unpack[AgenticOptions]
+) -> AgenticFunction[[_A1, _A2, _A3], _R]: ...
+@overload
+def agentic_function(  # type: ignore[overload-overlap]
+    fn: OptionalRuntime4[_P, _R], /, **options: Unpack[AgenticOptions]
+) -> AgenticFunction[_P, _R]: ...
+@overload
+def agentic_function(
+    fn: Callable[[_A1, _A2, _A3, _A4, Runtime], _R], /, **options: Unpack[AgenticOptions]
+) -> AgenticFunction[[_A1, _A2, _A3, _A4], _R]: ...
+@overload
+def agentic_function(  # type: ignore[overload-overlap]
+    fn: OptionalRuntime5[_P, _R], /, **options: Unpack[AgenticOptions]
+) -> AgenticFunction[_P, _R]: ...
+@overload
+def agentic_function(
+    fn: Callable[[_A1, _A2, _A3, _A4, _A5, Runtime], _R], /, **options: Unpack[AgenticOptions]
+) -> AgenticFunction[[_A1, _A2, _A3, _A4, _A5], _R]: ...
+@overload
+def agentic_function(
+    fn: Callable[_P, _R], /, **options: Unpack[AgenticOptions]
+) -> AgenticFunction[_P, _R]: ...
+@overload
+def agentic_function(fn: None = None, /, **options: Unpack[AgenticOptions]) -> AgenticDecorator: ...
+def agentic_function(
+    fn: Callable[..., Any] | None = None, /, **options: Unpack[AgenticOptions]
+) -> AgenticFunction[..., Any] | AgenticDecorator:
     """Make a function whose body may run ``runtime.exec``; it is a tool too.
 
     ``@agentic_function`` or ``@agentic_function(...)``. The result is called
@@ -164,11 +206,11 @@ def agentic_function(
     """
     _check_options(options, _AGENTIC_KEYS, "agentic_function")
     if fn is None:
-        return lambda f: _make_agentic(f, dict(options))
+        return cast(AgenticDecorator, lambda f: _make_agentic(f, dict(options)))
     return _make_agentic(fn, dict(options))
 
 
-def _make_function(fn: Callable[..., Any], options: dict[str, Any]) -> Tool:
+def _make_function(fn: Callable[..., Any], options: dict[str, Any]) -> Tool[..., Any]:
     _check_target(fn, "function")
     if not _available(options.pop("available_if", True), fn):
         return fn  # type: ignore[return-value] # L1: the undecorated function, by contract
@@ -189,7 +231,7 @@ def _make_function(fn: Callable[..., Any], options: dict[str, Any]) -> Tool:
     return tool
 
 
-def _make_agentic(fn: Callable[..., R], options: dict[str, Any]) -> AgenticFunction[R]:
+def _make_agentic(fn: Callable[..., Any], options: dict[str, Any]) -> AgenticFunction[..., Any]:
     _check_target(fn, "agentic_function")
     if not _available(options.pop("available_if", True), fn):
         return fn  # type: ignore[return-value] # L1: the undecorated function, by contract
@@ -203,15 +245,20 @@ def _make_agentic(fn: Callable[..., R], options: dict[str, Any]) -> AgenticFunct
         options["expose"], registry = False, None
     schema_options = {k: options.pop(k) for k in (*_SCHEMA_KEYS, "input") if k in options}
     schema = derive_schema(fn, **schema_options)
-    agentic = AgenticFunction(fn, schema=schema, system=system, tool_options=options)
+    agentic: AgenticFunction[..., Any] = AgenticFunction(
+        fn, schema=schema, system=system, tool_options=options
+    )
     if registry is not None and schema.self_param is None:
         # A method's tool needs an instance: its bound copies are tools, the class attribute is not.
         registry.register(agentic.tool)
     return agentic
 
 
-class AgenticFunction(Generic[R]):
+class AgenticFunction(Generic[P, R]):
     """A function whose body may run ``runtime.exec``; callable as before, and a tool.
+
+    For type checkers ``AgenticFunction[P, R]`` has the wrapped function's
+    parameters minus the runtime one (which callers leave out) and its return type.
 
     Attributes:
         tool: The ``Tool`` (``kind="agentic"``) a model calls it through.
@@ -220,7 +267,7 @@ class AgenticFunction(Generic[R]):
 
     def __init__(
         self,
-        fn: Callable[..., R],
+        fn: Callable[..., Any],
         *,
         schema: FunctionSchema,
         system: str | None,
@@ -233,7 +280,9 @@ class AgenticFunction(Generic[R]):
         self._frame = AgenticFrame(name=schema.name, system=system)
         self._attr: str | None = None
         self.system = system
-        self.tool = Tool(name=schema.name, fn=self, schema=schema, kind="agentic", **tool_options)
+        self.tool: Tool[P, R] = Tool(
+            name=schema.name, fn=self, schema=schema, kind="agentic", **tool_options
+        )
 
     def __repr__(self) -> str:
         return f"<agentic_function {self._schema.qualname}>"
@@ -258,19 +307,27 @@ class AgenticFunction(Generic[R]):
 
     # -- calling -----------------------------------------------------------------------------
 
+    @overload
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R: ...
+    @overload
+    def __call__(self, *args: Any, runtime: Runtime | None, **kwargs: Any) -> R: ...
     def __call__(self, *args: Any, **kwargs: Any) -> R:
-        """Call the function; a missing or ``None`` ``runtime`` is filled in."""
+        """Call the function; a missing or ``None`` ``runtime`` is filled in.
+
+        Type checkers see the signature without the runtime parameter, and
+        accept an explicit ``runtime=`` keyword (its other arguments unchecked).
+        """
         if self._schema.is_async:
-            return self._acall(args, kwargs)  # type: ignore[return-value] # R is the awaitable
+            return cast(R, self._acall(args, kwargs))  # R is the coroutine type
         args, runtime = self._with_runtime(args, kwargs)
         with self._scope(runtime):
-            return self._fn(*args, **kwargs)
+            return cast(R, self._fn(*args, **kwargs))
 
     async def _acall(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         # The runtime is resolved when the coroutine runs, in the awaiting task's context.
         args, runtime = self._with_runtime(args, kwargs)
         with self._scope(runtime):
-            return await self._fn(*args, **kwargs)  # type: ignore[misc]
+            return await self._fn(*args, **kwargs)
 
     def _with_runtime(
         self, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -301,10 +358,16 @@ class AgenticFunction(Generic[R]):
     def __set_name__(self, owner: type, name: str) -> None:
         self._attr = name
 
-    def __get__(self, obj: Any, objtype: type | None = None) -> AgenticFunction[R]:
+    @overload
+    def __get__(self, obj: None, objtype: type | None = None) -> AgenticFunction[P, R]: ...
+    @overload
+    def __get__(
+        self: AgenticFunction[Concatenate[_S, _P], _R], obj: _S, objtype: type | None = None
+    ) -> AgenticFunction[_P, _R]: ...
+    def __get__(self, obj: Any, objtype: type | None = None) -> AgenticFunction[..., Any]:
         if obj is None:
             return self
-        bound = AgenticFunction(
+        bound: AgenticFunction[..., Any] = AgenticFunction(
             types.MethodType(self._fn, obj),
             schema=self._schema.bound(),
             system=self.system,

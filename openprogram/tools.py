@@ -18,7 +18,9 @@ import time
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Literal, TypeAlias
+from typing import Any, Generic, Literal, TypeAlias, cast
+
+from typing_extensions import ParamSpec, TypeVar
 
 from openprogram import _threads
 from openprogram._tool_types import (
@@ -60,13 +62,23 @@ or an object with ``.spec`` and ``.execute``."""
 
 ExecuteFn: TypeAlias = Callable[..., Any]
 
+P = ParamSpec("P", default=...)
+"""The parameters of the wrapped function as its Python callers see them."""
+R = TypeVar("R", default=Any)
+"""What calling the wrapped function returns (the coroutine, for ``async def``)."""
 
-class Tool:
+
+class Tool(Generic[P, R]):
     """A named, described, gated callable the model can pick.
 
     Construct with keyword arguments (see ARCHITECTURE §3), or get one from
     ``@function``, ``Tool.from_function`` or ``to_tool``. ``parameters`` and
     ``description`` of function tools are derived lazily on first access.
+
+    For type checkers ``Tool[P, R]`` carries the wrapped function's parameters
+    and return type, so calling a tool is checked like calling the function; a
+    bare ``Tool`` (a hand-written spec, a registry's contents) is
+    ``Tool[..., Any]``.
     """
 
     __slots__ = (
@@ -103,7 +115,7 @@ class Tool:
         name: str,
         description: str | None = None,
         parameters: Mapping[str, Any] | None = None,
-        fn: Callable[..., Any] | None = None,
+        fn: Callable[P, R] | None = None,
         kind: ToolKind = "function",
         expose: bool = True,
         toolset: str | Sequence[str] = (),
@@ -223,8 +235,13 @@ class Tool:
 
     # -- running ---------------------------------------------------------------------------
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        """Call the underlying function directly, like plain Python."""
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        """Call the underlying function directly, like plain Python.
+
+        A ``runtime`` parameter left out or ``None`` is filled with the current
+        runtime (type checkers see the signature without it; use ``with runtime:``
+        to choose one).
+        """
         if self.fn is None:
             raise TypeError(
                 f"tool {self.name!r} wraps no Python function; use await tool.execute(args)"
@@ -236,7 +253,8 @@ class Tool:
             index = self._schema.positional_index(param)
             if index < len(args):
                 if args[index] is None:
-                    args = (*args[:index], resolve_runtime(), *args[index + 1 :])
+                    filled = (*args[:index], resolve_runtime(), *args[index + 1 :])
+                    return cast("Callable[..., R]", self.fn)(*filled, **kwargs)
             elif kwargs.get(param) is None:
                 kwargs[param] = resolve_runtime()
         return self.fn(*args, **kwargs)
@@ -309,7 +327,7 @@ class Tool:
             kwargs[schema.runtime_param] = context.runtime or resolve_runtime()
         if schema.context_param is not None:
             kwargs[schema.context_param] = context
-        fn = self.fn
+        fn: Callable[..., Any] | None = self.fn  # called with the validated keywords
         assert fn is not None  # a schema always comes from a function
         if schema.is_async:
             value = await asyncio.wait_for(fn(**kwargs), self.timeout)
@@ -378,7 +396,7 @@ class Tool:
             self._cache[key] = (time.monotonic(), result)
 
     @classmethod
-    def from_function(cls, fn: Callable[..., Any], **options: Any) -> Tool:
+    def from_function(cls, fn: Callable[P, R], **options: Any) -> Tool[P, R]:
         """Make a tool of a plain function, deriving its schema from hints and docstring.
 
         Args:

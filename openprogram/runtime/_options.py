@@ -2,7 +2,9 @@
 
 ``ExecKwargs`` types the keywords for callers (``**options: Unpack[ExecKwargs]``);
 ``ExecOptions`` is the validated, defaulted form the loop reads. A test keeps
-the two field lists identical.
+the two field lists identical. ``CommonExecKwargs`` is every keyword except
+``choices`` and ``response_format``, which decide the type of the answer and
+so are spelled out in ``exec``'s overloads; a new option goes there.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from openprogram.exceptions import UserError
 from openprogram.providers.base import ToolChoice
 from openprogram.structured import StructuredFallback
 
-__all__ = ["MAX_ITERATIONS_CAP", "ExecKwargs", "ExecOptions", "OnMaxIterations"]
+__all__ = ["MAX_ITERATIONS_CAP", "CommonExecKwargs", "ExecKwargs", "ExecOptions", "OnMaxIterations"]
 
 MAX_ITERATIONS_CAP = 50
 """Hard cap on model calls per exec, whatever ``max_iterations`` asks (seed 000)."""
@@ -27,8 +29,8 @@ OnMaxIterations: TypeAlias = Literal["return", "raise", "finish"]
 _CHOICE_WORDS = ("auto", "required", "none")
 
 
-class ExecKwargs(TypedDict, total=False):
-    """Keyword options of ``Runtime.exec`` / ``async_exec`` / ``stream`` (see ``ExecOptions``)."""
+class CommonExecKwargs(TypedDict, total=False):
+    """Keywords of ``exec`` that leave the answer's type alone (see ``ExecOptions``)."""
 
     tools: Sequence[Any] | None
     toolset: str | None
@@ -38,12 +40,17 @@ class ExecKwargs(TypedDict, total=False):
     tool_choice: ToolChoice
     parallel_tool_calls: bool
     max_iterations: int
-    choices: Any
-    response_format: Any
     structured_fallback: StructuredFallback
     timeout_s: float | None
     model: str | None
     on_max_iterations: OnMaxIterations
+
+
+class ExecKwargs(CommonExecKwargs, total=False):
+    """Keyword options of ``Runtime.exec`` / ``async_exec`` / ``stream`` (see ``ExecOptions``)."""
+
+    choices: Any
+    response_format: Any
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

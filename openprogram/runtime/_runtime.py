@@ -8,10 +8,10 @@ import os
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from types import TracebackType
-from typing import Any, Unpack
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, Unpack, overload
 
 from openprogram.context import get_current_frame, use_current_runtime
 from openprogram.events import AgentEnd, AgentInvoked, Observer, digest, size_bytes
@@ -24,12 +24,17 @@ from openprogram.runtime._approval import Approval
 from openprogram.runtime._cancel import cancelled_with_caller
 from openprogram.runtime._finale import Finale, with_instructions
 from openprogram.runtime._loop import run_loop
-from openprogram.runtime._options import ExecKwargs, ExecOptions
+from openprogram.runtime._options import CommonExecKwargs, ExecKwargs, ExecOptions
 from openprogram.runtime._result import RunResult
 from openprogram.runtime._run import RunState, Sink
 from openprogram.runtime._scope import build_scope, check_forced_choice, parent_scope
 from openprogram.runtime._stream import QueueSink, StreamEvent, StreamFinal
 from openprogram.runtime._sync import run_sync
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from openprogram.structured import OutputSchema
 
 __all__ = ["MODEL_ENV_VAR", "Runtime"]
 
@@ -44,6 +49,9 @@ _NO_PROVIDER = (
     "with pip install 'openprogram-ai[local]'; for tests use openprogram.testing.ScriptedProvider"
 )
 _DONE = object()
+_M = TypeVar("_M", bound="BaseModel")
+_Schema: TypeAlias = "Mapping[str, Any] | OutputSchema"
+"""A ``response_format`` that is a JSON Schema: the answer is whatever JSON value it allows."""
 
 
 class Runtime:
@@ -124,6 +132,44 @@ class Runtime:
 
     # -- running ----------------------------------------------------------------------------
 
+    # The overloads type the answer by what decides it: nothing (text), a model class (an
+    # instance of it), a JSON Schema (its JSON value), ``choices`` (the pick's result).
+    @overload
+    def exec(
+        self,
+        content: Any,
+        *,
+        response_format: None = None,
+        choices: None = None,
+        **options: Unpack[CommonExecKwargs],
+    ) -> str: ...
+    @overload
+    def exec(
+        self,
+        content: Any,
+        *,
+        response_format: type[_M],
+        choices: None = None,
+        **options: Unpack[CommonExecKwargs],
+    ) -> _M: ...
+    @overload
+    def exec(
+        self,
+        content: Any,
+        *,
+        response_format: _Schema,
+        choices: None = None,
+        **options: Unpack[CommonExecKwargs],
+    ) -> Any: ...
+    @overload
+    def exec(
+        self,
+        content: Any,
+        *,
+        choices: Any,
+        response_format: None = None,
+        **options: Unpack[CommonExecKwargs],
+    ) -> Any: ...
     def exec(self, content: Any, **options: Unpack[ExecKwargs]) -> Any:
         """Run the tool loop on ``content`` and return the final answer.
 
@@ -141,7 +187,8 @@ class Runtime:
                 (see ``ExecOptions`` for each).
 
         Returns:
-            The text of the final answer.
+            The text of the final answer; with ``response_format=`` the validated
+            answer (an instance of the model class), with ``choices=`` the pick's result.
 
         Raises:
             UserError: Contradictory or invalid options, a forced tool not in the menu.
@@ -153,6 +200,42 @@ class Runtime:
         parsed = ExecOptions.from_kwargs(options)
         return run_sync(lambda: self._run(content, parsed, ()))
 
+    @overload
+    async def async_exec(
+        self,
+        content: Any,
+        *,
+        response_format: None = None,
+        choices: None = None,
+        **options: Unpack[CommonExecKwargs],
+    ) -> str: ...
+    @overload
+    async def async_exec(
+        self,
+        content: Any,
+        *,
+        response_format: type[_M],
+        choices: None = None,
+        **options: Unpack[CommonExecKwargs],
+    ) -> _M: ...
+    @overload
+    async def async_exec(
+        self,
+        content: Any,
+        *,
+        response_format: _Schema,
+        choices: None = None,
+        **options: Unpack[CommonExecKwargs],
+    ) -> Any: ...
+    @overload
+    async def async_exec(
+        self,
+        content: Any,
+        *,
+        choices: Any,
+        response_format: None = None,
+        **options: Unpack[CommonExecKwargs],
+    ) -> Any: ...
     async def async_exec(self, content: Any, **options: Unpack[ExecKwargs]) -> Any:
         """``exec`` for async code: same options, same result, same errors."""
         return await self._run(content, ExecOptions.from_kwargs(options), ())

@@ -1,0 +1,53 @@
+"""Runtime.exec / async_exec: the answer's type follows response_format and choices."""
+
+from __future__ import annotations
+
+from typing import Any, reveal_type
+
+from pydantic import BaseModel
+
+from openprogram import Runtime, agentic_function
+
+runtime = Runtime("openai:gpt-4o-mini")
+
+
+class Invoice(BaseModel):
+    number: str
+    total: float
+
+
+SCHEMA: dict[str, Any] = {"type": "object", "properties": {"n": {"type": "integer"}}}
+
+reveal_type(runtime.exec("Say hello"))  # R: str
+reveal_type(runtime.exec("Say hello", tools=[], max_iterations=3))  # R: str
+reveal_type(runtime.exec("Read it", response_format=Invoice))  # R: exec_results.Invoice
+quick = runtime.exec("Read it", response_format=Invoice, toolset="none")
+reveal_type(quick)  # R: exec_results.Invoice
+reveal_type(runtime.exec("Count", response_format=SCHEMA))  # R: Any
+reveal_type(runtime.exec("Pick", choices=["a", "b"]))  # R: Any
+reveal_type(runtime.exec("Say hello", response_format=None))  # R: str
+reveal_type(runtime.exec("Read it", response_format=Invoice, choices=None))  # R: exec_results.Invoice
+reveal_type(runtime.exec("Pick", choices=["a", "b"], response_format=None))  # R: Any
+runtime.exec("Read it", response_format=int)  # E: type-var
+runtime.exec("Say hello", max_iterations="many")  # E: call-overload
+runtime.exec("Say hello", max_iteration=3)  # E: call-overload
+wrong: int = runtime.exec("Say hello")  # E: assignment
+
+
+@agentic_function
+def summarize(text: str, runtime: Runtime) -> str:
+    """Summarize; returning exec's answer passes --strict."""
+    return runtime.exec(f"Summarize: {text}")
+
+
+@agentic_function
+def read_invoice(text: str, runtime: Runtime) -> Invoice:
+    """Extract an invoice."""
+    return runtime.exec(text, response_format=Invoice)
+
+
+async def async_uses(runtime: Runtime) -> str:
+    reveal_type(await runtime.async_exec("Say hello"))  # R: str
+    invoice = await runtime.async_exec("Read it", response_format=Invoice)
+    reveal_type(invoice)  # R: exec_results.Invoice
+    return await runtime.async_exec("Say hello")

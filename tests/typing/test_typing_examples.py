@@ -1,0 +1,132 @@
+"""The user-style programs in ``examples/`` type-check under ``mypy --strict`` as annotated.
+
+Each program marks what mypy must say about a line at its end:
+``# R: <type>`` for the revealed type of a ``reveal_type(...)`` on it, and
+``# E: <error-code>`` for an error it must report (a comment after it, such as
+``# fmt: skip``, is not part of it); every other error fails the test. mypy
+sees ``openprogram`` the way users do, as an installed package (PEP 561: only
+with its ``py.typed``): from ``$OPENPROGRAM_TYPING_SITE``, the target
+directory ``scripts/typing_check.sh`` installs the built wheel into, or else
+from a copy of this tree's package laid out the same way.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+EXAMPLES = sorted(p.name for p in (HERE / "examples").glob("*.py"))
+ROOT = HERE.parent.parent
+PACKAGE = ROOT / "openprogram"
+README_PROGRAM = "readme_blocks.py"
+"""The README's python blocks, joined: what a new user pastes first must pass ``--strict``."""
+SITE_ENV = "OPENPROGRAM_TYPING_SITE"
+
+_EXPECT = re.compile(r"#\s*(?P<kind>[RE]):\s*(?P<value>[^#]+?)\s*(?:#.*)?$")
+_FINDING = re.compile(r"^(?P<file>[^:\s]+\.py):(?P<line>\d+): (?P<level>error|note): (?P<msg>.*)$")
+_CODE = re.compile(r"\[(?P<code>[a-z0-9-]+)\]$")
+_REVEALED = re.compile(r'^Revealed type is "(?P<type>.*)"$')
+
+Finding = tuple[int, str, str]
+"""``(line, "R" or "E", revealed type or error code)``."""
+
+
+def expected_findings(source: str) -> set[Finding]:
+    """What the ``# R:`` / ``# E:`` comments of a program ask mypy to report."""
+    found: set[Finding] = set()
+    for number, line in enumerate(source.splitlines(), start=1):
+        if (match := _EXPECT.search(line)) is not None:
+            found.add((number, match["kind"], match["value"]))
+    return found
+
+
+def reported_findings(output: str) -> dict[str, set[Finding]]:
+    """Revealed types and error codes in mypy's output, per file name."""
+    found: dict[str, set[Finding]] = {}
+    for line in output.splitlines():
+        if (match := _FINDING.match(line)) is None:
+            continue
+        where = found.setdefault(Path(match["file"]).name, set())
+        number, message = int(match["line"]), match["msg"]
+        if match["level"] == "error":
+            code = _CODE.search(message)
+            where.add((number, "E", code["code"] if code else message))
+        elif (revealed := _REVEALED.match(message)) is not None:
+            where.add((number, "R", revealed["type"]))
+    return found
+
+
+def _site(tmp: Path) -> Path:
+    """The directory mypy finds ``openprogram`` in, as an installed package."""
+    if configured := os.environ.get(SITE_ENV):
+        site = Path(configured)
+        assert list(site.glob("openprogram_ai-*.dist-info")), f"{site} holds no installed wheel"
+        return site
+    site = tmp / "site"
+    shutil.copytree(PACKAGE, site / "openprogram", ignore=shutil.ignore_patterns("__pycache__"))
+    return site
+
+
+@pytest.fixture(scope="module")
+def mypy_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, set[Finding]]:
+    """One ``mypy --strict`` run over every example, from outside this source tree."""
+    tmp = tmp_path_factory.mktemp("typing")
+    site = _site(tmp)
+    assert (site / "openprogram" / "py.typed").is_file(), "py.typed is missing from the package"
+    programs = tmp / "programs"
+    programs.mkdir()
+    for name in EXAMPLES:
+        shutil.copy(HERE / "examples" / name, programs / name)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```python\n(.*?)^```", readme, re.DOTALL | re.MULTILINE)
+    (programs / README_PROGRAM).write_text("\n".join(blocks), encoding="utf-8")
+    # PYTHONPATH entries count as installed packages for mypy, which then needs py.typed.
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    command = [sys.executable, "-m", "mypy", "--strict", "--show-error-codes", "--no-pretty"]
+    command += ["--hide-error-context", "--no-error-summary", "--cache-dir", str(tmp / "cache")]
+    done = subprocess.run(
+        [*command, *EXAMPLES, README_PROGRAM],
+        cwd=programs,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode in (0, 1), f"mypy crashed:\n{done.stdout}\n{done.stderr}"
+    return reported_findings(done.stdout)
+
+
+def test_examples_exist() -> None:
+    assert {"agentic.py", "exec_results.py", "tools_and_functions.py"} <= set(EXAMPLES)
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_example_type_checks_as_annotated(name: str, mypy_report: dict[str, set[Finding]]) -> None:
+    expected = expected_findings((HERE / "examples" / name).read_text(encoding="utf-8"))
+    assert expected, f"{name} asserts nothing: mark lines with # R: or # E:"
+    reported = mypy_report.get(name, set())
+    missing = sorted(expected - reported)
+    unexpected = sorted(reported - expected)
+    assert (missing, unexpected) == ([], []), (
+        f"{name}: expected but not reported {missing}; reported but not expected {unexpected}"
+    )
+
+
+def test_readme_blocks_type_check_clean(mypy_report: dict[str, set[Finding]]) -> None:
+    assert mypy_report.get(README_PROGRAM, set()) == set()
+
+
+def test_the_comparison_catches_a_difference() -> None:
+    """The checker itself: a wrong revealed type and a missing error are both caught."""
+    source = "reveal_type(x)  # R: int  # fmt: skip\nf(1)  # E: arg-type\n"
+    output = 'p.py:1: note: Revealed type is "Any"\np.py:3: error: Bad  [misc]\n'
+    assert expected_findings(source) == {(1, "R", "int"), (2, "E", "arg-type")}
+    assert reported_findings(output) == {"p.py": {(1, "R", "Any"), (3, "E", "misc")}}
