@@ -435,3 +435,70 @@ def test_system_of_an_agentic_function_does_not_reach_execs_of_the_plain_tools_i
         "inner plain": "RUNTIME PROMPT",
         "inner thread": "RUNTIME PROMPT",
     }
+
+
+# -- tool_search and the submit tool cannot smuggle a tool ----------------------------------
+
+
+@pytest.mark.parametrize("via", ["body", "thread"])
+def test_tool_search_in_a_nested_exec_never_loads_a_tool_the_caller_vetoed(via: str) -> None:
+    registry = Registry()
+    registry.register(function(rm_rf, register_globally=False, defer=True))
+    registry.register(function(delete_all, register_globally=False, defer=True))
+
+    @agentic_function(registry=registry)
+    def agent(runtime: Runtime) -> str:
+        """Run an inner exec."""
+        if via == "body":
+            return str(runtime.exec("inner"))
+        with ThreadPoolExecutor(1) as pool:
+            return str(pool.submit(runtime.exec, "inner").result())
+
+    inner = [
+        call("tool_search", query="select:rm_rf,delete_all"),
+        [call("rm_rf"), call("delete_all")],
+        "inner done",
+    ]
+    model = _model({"outer": [call("agent"), "done"], "inner": inner})
+    rt = Runtime(FunctionProvider(model), registry=registry)
+    assert rt.exec("outer", tools_deny=["rm_rf"]) == "done"
+    assert RAN == ["delete_all"]  # the control: a deferred tool the caller allows loads and runs
+
+
+def test_the_structured_submit_tool_runs_no_tool_and_other_calls_are_gated() -> None:
+    from pydantic import BaseModel
+
+    class Verdict(BaseModel):
+        ok: bool
+
+    script = [[call("submit_result", ok=True), call("wipe")], "unused"]
+    provider = ScriptedProvider(script, native_structured_output=False)
+    rt = Runtime(provider)
+    answer = rt.exec("go", tools=[wipe], tools_source="public", response_format=Verdict)
+    assert answer == Verdict(ok=True)
+    assert RAN == []
+    (result,) = _results(rt, "wipe")
+    assert result.is_error
+
+
+def test_a_picked_plain_function_gets_no_agentic_system_prompt_either() -> None:
+    def summarise(runtime: Runtime) -> str:
+        """Summarise with a model call of its own."""
+        return str(runtime.exec("inner summary", tools=[]))
+
+    @agentic_function(register_globally=False, system="AGENT PROMPT")
+    def agent(runtime: Runtime) -> str:
+        """Decide the next step."""
+        return str(runtime.exec("decide", tools=[], choices={"sum": summarise, "stop": "stopped"}))
+
+    model = _model(
+        {"outer": [call("agent"), "done"], "decide": ['{"call": "sum"}'], "inner": ["summary"]}
+    )
+    provider = FunctionProvider(model)
+    Runtime(provider, system="RUNTIME PROMPT").exec("outer", tools=[agent])
+    systems = {_first_text(r).split("\n")[0]: r.system for r in provider.requests}
+    assert systems == {
+        "outer": "RUNTIME PROMPT",
+        "decide": "AGENT PROMPT",
+        "inner summary": "RUNTIME PROMPT",
+    }
