@@ -129,8 +129,8 @@ def get_current_frame() -> AgenticFrame | None:
 
 
 @contextmanager
-def use_current_frame(frame: AgenticFrame) -> Iterator[AgenticFrame]:
-    """Mark ``frame`` as the running agentic function for the block."""
+def use_current_frame(frame: AgenticFrame | None) -> Iterator[AgenticFrame | None]:
+    """Mark ``frame`` as the running agentic function for the block (``None``: none is)."""
     token = _current_frame.set(frame)
     try:
         yield frame

@@ -28,7 +28,7 @@ from typing import Any
 from openprogram import _threads
 from openprogram._structured.choices import Choice, ChoiceKind, normalize_choices
 from openprogram._structured.render import render_params
-from openprogram.context import resolve_runtime, use_current_runtime
+from openprogram.context import resolve_runtime, use_current_frame, use_current_runtime
 from openprogram.exceptions import (
     ConfigurationError,
     DecisionError,
@@ -145,7 +145,9 @@ class DecisionMenu:
             return choice.value
         if choice.kind == "schema":
             return {"decision": choice.name, **picked.arguments}
-        with use_current_runtime(runtime):
+        # Like a tool the model called, a picked function is not part of the agentic body
+        # that offered it: its execs get no agentic system prompt (an agentic pick sets its own).
+        with use_current_runtime(runtime), use_current_frame(None):
             if choice.tool is not None:
                 return await _run_tool(choice, choice.tool, picked.arguments, runtime)
             return await _run_function(choice, picked.arguments, runtime)
@@ -295,7 +297,7 @@ async def _run_function(choice: Choice, arguments: Mapping[str, Any], runtime: A
     if schema.context_param is not None:
         kwargs[schema.context_param] = ToolContext(
             call_id="decision",
-            tool_name=choice.name,
+            tool_name=schema.name,  # the function's real name, as gates and approval saw it
             runtime=runtime,
             deps=getattr(runtime, "deps", None),
         )

@@ -31,7 +31,7 @@ from openprogram._tool_types import (
     result_text,
     truncate,
 )
-from openprogram.context import resolve_runtime
+from openprogram.context import resolve_runtime, use_current_frame
 from openprogram.exceptions import ToolError, UserError
 from openprogram.schema import ArgumentsError, FunctionSchema, derive_schema, json_schema_violations
 
@@ -316,9 +316,13 @@ class Tool(Generic[P, R]):
         return dict(args)
 
     async def _invoke(self, validated: dict[str, Any], context: ToolContext) -> ToolResult:
-        if self._schema is not None and self._execute is None:
-            return await self._run_function(self._schema, validated, context)
-        return await self._run_execute(validated, context)
+        # A tool body is not part of the agentic function whose model called it: execs in
+        # it (and in threads it starts) get no agentic system prompt, unless the tool is an
+        # agentic function itself, whose call sets its own frame.
+        with use_current_frame(None):
+            if self._schema is not None and self._execute is None:
+                return await self._run_function(self._schema, validated, context)
+            return await self._run_execute(validated, context)
 
     async def _run_function(
         self, schema: FunctionSchema, kwargs: dict[str, Any], context: ToolContext

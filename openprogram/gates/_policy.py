@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Set
+from dataclasses import dataclass, field
 from typing import Any
 
 from openprogram.exceptions import UserError
@@ -20,6 +20,24 @@ def _names(value: Iterable[str] | None, field: str) -> frozenset[str]:
     if bad:
         raise UserError(f"Policy({field}=...): expected tool names (str), got {bad!r}")
     return frozenset(items)
+
+
+def _trail(inherited: Iterable[str] | None, source: str | None) -> tuple[str, ...]:
+    """Every source once, outermost first, ``source`` last; a repeated source keeps its last place.
+
+    A set has no order of its own, so its names are taken sorted.
+    """
+    names = _names(inherited, "inherited_sources")  # checks the items are strings
+    if isinstance(inherited, str):
+        ordered: tuple[str, ...] = (inherited,)
+    elif isinstance(inherited, Set) or inherited is None:
+        ordered = tuple(sorted(names))
+    else:
+        ordered = tuple(inherited)
+    if source is not None:
+        ordered = (*ordered, source)
+    last = {name: index for index, name in enumerate(ordered)}
+    return tuple(name for index, name in enumerate(ordered) if last[name] == index)
 
 
 def _optional_str(value: Any, field: str) -> str | None:
@@ -44,7 +62,8 @@ class Policy:
         disabled: Names switched off (by configuration rather than policy).
         only_available: Apply L4 (``check_fn``, ``requires_env``, ``can_use``).
         loaded: Deferred tools already loaded through ``tool_search``.
-        inherited_sources: Sources of enclosing execs (set by ``narrow``), also hidden from.
+        inherited_sources: Sources of enclosing execs (set by ``narrow``), also hidden from;
+            give them outermost first (a set is taken in sorted order).
 
     Example:
         >>> p = Policy(deny=["shell"], allow=["search", "shell"])
@@ -68,6 +87,12 @@ class Policy:
     """Deferred tools loaded by ``tool_search``: their schemas are sent."""
     inherited_sources: frozenset[str]
     """Sources of enclosing execs; tools unsafe in any of them stay hidden."""
+    source_trail: tuple[str, ...] = field(compare=False)
+    """Every source in force, outermost first, ending with ``source`` (``GateContext.sources``).
+
+    Each source appears once, where it was last met: a run that went
+    ``"a"`` → ``"b"`` → ``"a"`` has the trail ``("b", "a")``.
+    """
 
     def __init__(
         self,
@@ -93,7 +118,9 @@ class Policy:
         setattr_(self, "disabled", _names(disabled, "disabled"))
         setattr_(self, "only_available", only_available)
         setattr_(self, "loaded", _names(loaded, "loaded"))
-        setattr_(self, "inherited_sources", _names(inherited_sources, "inherited_sources"))
+        trail = _trail(inherited_sources, self.source)
+        setattr_(self, "source_trail", trail)
+        setattr_(self, "inherited_sources", frozenset(trail) - {self.source})
 
     @property
     def sources(self) -> frozenset[str]:
@@ -107,8 +134,9 @@ class Policy:
 
         Law 7 (nesting only narrows): ``deny`` and ``disabled`` are united,
         ``allow`` caps intersect (``None`` = no cap), sources accumulate (an
-        inner source adds to the outer one, never replaces it) and
-        ``only_available`` stays on once on. ``toolset`` is the inner one (an
+        inner source adds to the outer one, never replaces it; ``source_trail``
+        keeps the order they were met in) and ``only_available`` stays on
+        once on. ``toolset`` is the inner one (an
         inner exec without ``tools=`` inherits the outer *menu* from the
         runtime, not a toolset). ``loaded`` is the union, so deferred tools
         loaded outside are loaded inside too — loading never bypasses a veto.
@@ -128,7 +156,7 @@ class Policy:
             disabled=self.disabled | inner.disabled,
             only_available=self.only_available or inner.only_available,
             loaded=self.loaded | inner.loaded,
-            inherited_sources=(self.sources | inner.inherited_sources) - {source},
+            inherited_sources=(*self.source_trail, *inner.source_trail),
         )
 
     def replace(self, **changes: Any) -> Policy:
@@ -141,7 +169,7 @@ class Policy:
             "disabled": self.disabled,
             "only_available": self.only_available,
             "loaded": self.loaded,
-            "inherited_sources": self.inherited_sources,
+            "inherited_sources": self._inherited_in_order(),
         }
         unknown = sorted(set(changes) - set(fields))
         if unknown:
@@ -150,6 +178,9 @@ class Policy:
             )
         fields.update(changes)
         return Policy(**fields)
+
+    def _inherited_in_order(self) -> tuple[str, ...]:
+        return tuple(name for name in self.source_trail if name in self.inherited_sources)
 
     def __repr__(self) -> str:
         # Only what differs from the default, sets sorted: stable text for errors and hypothesis.

@@ -110,7 +110,7 @@ def resolve(
     if not isinstance(policy, Policy):
         raise TypeError(f"resolve: policy must be a Policy, got {type(policy).__name__}")
     env_map: Mapping[str, str] = os.environ if env is None else env
-    context = GateContext(source=policy.source, deps=deps, env=env_map)
+    context = _context(policy, deps, env_map)
     if isinstance(tools, Registry):
         _no_toolsets_with_registry(toolsets)
         static = _cache_for(tools).static(policy, env_map)
@@ -151,7 +151,7 @@ def explain(
         items, defined = _unique_tools(source), _frozen_toolsets(toolsets or {})
     check_toolset_known(policy.toolset, known_toolsets(items, defined))
     env_map: Mapping[str, str] = os.environ if env is None else env
-    given = GateInput(policy, GateContext(source=policy.source, deps=deps, env=env_map), defined)
+    given = GateInput(policy, _context(policy, deps, env_map), defined)
     tool = next((t for t in items if t.name == name), None)
     if tool is None:
         return _not_registered(name, [t.name for t in items])
@@ -191,7 +191,7 @@ class _Static:
         # Read each required variable once (os.environ lookups are slow), not once per tool.
         required = {var for tool in items for var in tool.requires_env}
         env_view = {var: value for var in required if (value := env.get(var))}
-        given = GateInput(policy, GateContext(source=policy.source, env=env_view), toolsets)
+        given = GateInput(policy, _context(policy, None, env_view), toolsets)
         entries: list[tuple[Tool, Verdict]] = []
         for tool in items:
             verdict: Verdict = None
@@ -318,6 +318,10 @@ def _list_cache_for(
 
 
 # -- helpers -------------------------------------------------------------------------------
+
+
+def _context(policy: Policy, deps: Any, env: Mapping[str, str]) -> GateContext:
+    return GateContext(source=policy.source, deps=deps, env=env, sources=policy.source_trail)
 
 
 def _load(tool: Tool) -> Verdict:

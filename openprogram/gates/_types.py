@@ -68,6 +68,18 @@ class GateContext:
     """The user bundle given to ``Runtime(deps=...)`` (or ``resolve(deps=...)``)."""
     env: Mapping[str, str] = field(default_factory=dict, repr=False)
     """The environment ``requires_env`` reads (``os.environ`` unless ``env=`` was given)."""
+    sources: tuple[str, ...] = ()
+    """Every source the run came through, outermost first, ending with ``source``.
+
+    An inner exec may serve another channel (``tools_source="internal"``), but
+    the channels of the execs around it stay in force: a predicate written
+    against a channel checks ``"public" in ctx.sources``, not ``ctx.source``.
+    Left empty, it is ``(source,)`` (or ``()`` without a source).
+    """
+
+    def __post_init__(self) -> None:
+        if not self.sources and self.source is not None:
+            object.__setattr__(self, "sources", (self.source,))  # frozen: set once, here
 
 
 @dataclass(frozen=True, slots=True)

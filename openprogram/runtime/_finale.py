@@ -20,8 +20,10 @@ from openprogram.exceptions import DecisionError
 from openprogram.messages import AssistantMessage, Message, TextContent, ToolCall, UserMessage
 from openprogram.providers.base import Provider, ResponseFormat, ToolChoice, ToolSpec
 from openprogram.runtime._approval import approval_denial
+from openprogram.runtime._bound import bind_runtime
 from openprogram.runtime._options import ExecOptions
 from openprogram.structured import choose_strategy, output_schema
+from openprogram.tools import to_tool
 
 __all__ = ["Again", "Finale", "with_instructions"]
 
@@ -124,7 +126,8 @@ class Finale:
                 return Again((step.message,))
             await _check_pick(step, scope, runtime)
             # The picked function is the exec's next step: it runs in the exec's scope,
-            # so execs inside it nest below this one and inherit its vetoes.
+            # so execs inside it (or in threads it starts) nest below this one.
+            runtime = bind_runtime(runtime, scope)
             with use_current_tools(scope), use_current_runtime(runtime):
                 return await self.decision.menu.run(step, runtime)
         assert self.structured is not None
@@ -138,25 +141,30 @@ class Finale:
 
 
 async def _check_pick(picked: Picked, scope: Any, runtime: Any) -> None:
-    """A picked function runs only if a tool call of it could: not vetoed, approved.
+    """A picked function runs only if a tool call of it could: through the gates, approved.
+
+    The gates see the function's real name (not the option's label) and this
+    exec's policy, which carries every enclosing exec's vetoes (law 7); the
+    approval hook sees the real name too, with the label in the call id.
 
     Raises:
-        DecisionError: The exec's policy denies or disables it, or approval is refused.
+        DecisionError: A gate refuses it, or approval is refused.
     """
     choice = picked.choice
     if choice.kind != "function":
         return  # a value or schema option runs no code
-    name = choice.tool.name if choice.tool is not None else choice.name
-    if name in scope.policy.deny or name in scope.policy.disabled:
+    tool = choice.tool if choice.tool is not None else to_tool(choice.fn)
+    rejection = scope.vet(tool)
+    if rejection is not None:
         raise DecisionError(
-            f"option {choice.name!r} was picked, but {name!r} is denied or disabled by this "
-            "exec's policy (tools_deny, or an enclosing exec's); drop it from choices= or "
-            "lift the veto",
+            f"option {choice.name!r} was picked, but {tool.name!r} is not allowed to run in this "
+            f"exec: {rejection}. A picked function passes the same gates as a tool call (this "
+            "exec's policy and every enclosing exec's vetoes); drop it from choices= or lift "
+            "the veto",
             problem="vetoed",
         )
-    rule = choice.tool.requires_approval if choice.tool is not None else False
-    call = ToolCall(id="decision", name=name, arguments=dict(picked.arguments))
-    denial = await approval_denial(call, rule, getattr(runtime, "approval", None))
+    call = ToolCall(id=f"decision:{choice.name}", name=tool.name, arguments=dict(picked.arguments))
+    denial = await approval_denial(call, tool.requires_approval, getattr(runtime, "approval", None))
     if denial is not None:
         raise DecisionError(
             f"option {choice.name!r} was picked, but running it was denied: {denial}",

@@ -46,6 +46,7 @@ from openprogram.providers.base import (
     ThinkingDelta,
     ToolChoice,
 )
+from openprogram.runtime._bound import bind_runtime
 from openprogram.runtime._executor import Batch, run_batch, skip_calls
 from openprogram.runtime._finale import Again
 from openprogram.runtime._run import RunState
@@ -239,7 +240,8 @@ def stopped(run: RunState, reply: AssistantMessage) -> bool:
 
 async def execute_calls(run: RunState, calls: list[ToolCall]) -> None:
     """Step 4: run the calls with the exec's scope and runtime current; append the results."""
-    scope, runtime = run.scope, run.runtime
+    scope = run.scope
+    runtime = bind_runtime(run.runtime, scope)  # tool bodies get it: it carries the scope
     if run.streaming:
         for call in calls:
             run.stream(StreamToolCall, call=call)

@@ -21,13 +21,14 @@ from openprogram.providers import default_model_string, resolve_provider
 from openprogram.providers.base import Provider
 from openprogram.registry import Registry, default_registry
 from openprogram.runtime._approval import Approval
+from openprogram.runtime._bound import exec_parent
 from openprogram.runtime._cancel import cancelled_with_caller
 from openprogram.runtime._finale import Finale, with_instructions
 from openprogram.runtime._loop import run_loop
 from openprogram.runtime._options import CommonExecKwargs, ExecKwargs, ExecOptions
 from openprogram.runtime._result import RunResult
 from openprogram.runtime._run import RunState, Sink
-from openprogram.runtime._scope import build_scope, check_forced_choice, parent_scope
+from openprogram.runtime._scope import ToolScope, build_scope, check_forced_choice
 from openprogram.runtime._stream import QueueSink, StreamEvent, StreamFinal
 from openprogram.runtime._sync import run_sync
 
@@ -78,6 +79,10 @@ class Runtime:
         'Hello!'
     """
 
+    # The runtime injected into a tool body is a view sharing this __dict__ plus its own
+    # bound scope (runtime/_bound.py), so the scope is a slot, outside the shared state.
+    __slots__ = ("__dict__", "__weakref__", "_bound_scope")
+
     def __init__(
         self,
         provider: Provider | str | None = None,
@@ -111,6 +116,16 @@ class Runtime:
         self._steering: deque[UserMessage] = deque()
         self._follow_ups: deque[UserMessage] = deque()
         self._entered: dict[tuple[int, int], list[AbstractContextManager[Any]]] = {}
+        self._bound_scope: ToolScope | None = None
+
+    def __eq__(self, other: object) -> bool:
+        # A view bound to a tool call's scope is the same runtime (it shares this one's state).
+        if isinstance(other, Runtime):
+            return self.__dict__ is other.__dict__
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return id(self.__dict__)
 
     def __repr__(self) -> str:
         provider = self._provider_spec or (self._provider.name if self._provider else None)
@@ -268,7 +283,7 @@ class Runtime:
 
     async def _run(self, content: Any, options: ExecOptions, sinks: Sequence[Sink]) -> Any:
         message = user_content(content)
-        parent = parent_scope()
+        parent = exec_parent(self)
         if parent is not None and parent.depth >= self.max_depth:
             raise UserError(
                 f"exec refused: the nesting depth limit (max_depth={self.max_depth}) is reached; "

@@ -21,6 +21,7 @@ from openprogram.exceptions import UserError
 from openprogram.gates import (
     TOOL_SEARCH_NAME,
     Policy,
+    Rejection,
     Resolution,
     catalog_text,
     resolve,
@@ -125,6 +126,7 @@ def _core(resolution: Resolution) -> MenuCore:
     tools: dict[str, Tool] = {tool.name: tool for tool in resolution.offered}
     catalog = None
     if resolution.deferred:
+        _no_user_tool_search(resolution)
         tools[TOOL_SEARCH_NAME] = TOOL_SEARCH
         catalog = catalog_text(resolution.deferred)
     return MenuCore(
@@ -136,6 +138,19 @@ def _core(resolution: Resolution) -> MenuCore:
         menu_hash=digest(list(tools)),
         schema_hashes={},
     )
+
+
+def _no_user_tool_search(resolution: Resolution) -> None:
+    """Refuse a tool of the caller's named ``tool_search`` where the built-in one is needed."""
+    for tool in (*resolution.offered, *resolution.deferred):
+        if tool.name == TOOL_SEARCH_NAME:
+            deferred = ", ".join(t.name for t in resolution.deferred if t is not tool)
+            raise UserError(
+                f"a tool of yours is named {TOOL_SEARCH_NAME!r} ({tool.origin or 'no origin'}), "
+                f"but this menu has deferred tools ({deferred}), which need the built-in "
+                f"{TOOL_SEARCH_NAME!r} that loads them; rename your tool (e.g. "
+                "@function(name='search_docs')) or pass the deferred tools without defer=True"
+            )
 
 
 def _remember(cache: dict[Any, Any], key: Any, value: Any) -> None:
@@ -154,9 +169,10 @@ class ToolScope:
         depth: 1 for a top-level exec, parent depth + 1 inside a tool body.
         run: The run this scope belongs to.
         menu: The current menu (replaced when ``tool_search`` loads tools).
+        parent: The scope of the exec whose tool body started this one (``None`` at top level).
     """
 
-    __slots__ = ("_deps", "candidates", "depth", "menu", "policy", "run")
+    __slots__ = ("_deps", "candidates", "depth", "menu", "parent", "policy", "run")
 
     def __init__(
         self,
@@ -166,13 +182,26 @@ class ToolScope:
         depth: int,
         run: RunState,
         deps: Any,
+        parent: ToolScope | None = None,
     ) -> None:
         self.policy = policy
+        self.parent = parent
         self.candidates = candidates
         self.depth = depth
         self.run = run
         self._deps = deps
         self.menu = menu_of(resolve(candidates, policy, deps=deps))
+
+    def vet(self, tool: Tool) -> Rejection | None:
+        """Why ``tool`` may not run in this exec though it is not on its menu (``None``: it may).
+
+        For a function picked through ``choices=``: the same gates as the menu
+        with this exec's policy (its own narrowing and every enclosing exec's
+        vetoes), by the tool's real name. Only the two layers that pick the
+        menu rather than guard it are left out: the toolset preset and deferral.
+        """
+        policy = self.policy.replace(toolset=None, loaded=self.policy.loaded | {tool.name})
+        return resolve([tool], policy, deps=self._deps).rejected.get(tool.name)
 
     def load(self, names: set[str]) -> None:
         """Mark deferred tools loaded: their schemas join this exec's next request."""
@@ -215,6 +244,7 @@ def build_scope(
         depth=parent.depth + 1 if parent is not None else 1,
         run=run,
         deps=runtime.deps,
+        parent=parent,
     )
 
 

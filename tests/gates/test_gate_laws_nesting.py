@@ -5,11 +5,17 @@ its own arguments only narrow. Law 8: a call for a name outside the current
 menu is answered with an error and never executed, even if it is registered.
 An outer exec calls an agentic function whose body runs an inner exec; the
 model is a ``FunctionProvider`` that records each exec's menu.
+
+Every law is checked on each path an inner exec can take: run in the body
+itself, or on a thread the body starts (the injected runtime carries the
+scope there); and a function picked through ``choices=`` runs only if the
+same vetoes let it (``test_law7_a_picked_choice_obeys_every_veto``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +36,8 @@ AGENT = "agent"
 SEARCH = "tool_search"
 
 _source = st.sampled_from([None, *DEFAULT_SOURCES])
+_via = st.sampled_from(["body", "thread"])
+"""Where the agentic function runs its inner exec: in its body, or on a thread it starts."""
 
 
 def _some(names: Sequence[str]) -> st.SearchStrategy[list[str]]:
@@ -45,6 +53,9 @@ class Exec:
     deny: list[str] = field(default_factory=list)
     tools: list[str] | None = None
     calls: list[str] = field(default_factory=list)
+    via: str = "body"
+    pick: str | None = None
+    """With a name: the inner exec offers every tool as a ``choices=`` option and this is picked."""
 
 
 @st.composite
@@ -68,6 +79,7 @@ def _inner(draw: st.DrawFn, names: Sequence[str]) -> Exec:
         deny=draw(st.one_of(st.just([]), _some(names))),
         tools=draw(st.one_of(st.none(), everything, everything, _some(names))),
         calls=draw(_some(DEFAULT_NAMES)),
+        via=draw(_via),
     )
 
 
@@ -105,24 +117,19 @@ def _run(drawn: list[Tool], outer: Exec, inner: Exec, **overrides: Any) -> Outco
     def agent(runtime: Runtime) -> str:
         """Run an inner loop."""
         log.append(AGENT)
-        listed = [tools[n] for n in inner.tools] if inner.tools is not None else None
-        answer = runtime.exec(
-            "inner",
-            tools=listed,
-            tools_source=inner.source,
-            tools_allow=inner.allow,
-            tools_deny=inner.deny,
-        )
-        return str(answer)
+        return _on(inner.via, lambda: str(_inner_exec(runtime, inner, tools)))
 
     def reply(request: ProviderRequest) -> Any:
         first = request.messages[0]
         assert isinstance(first, UserMessage)
-        if first.text in menus:
+        key = first.text.split("\n", 1)[0]  # choices= adds its menu text below the prompt
+        if key in menus:
             return "done"
-        menus[first.text] = {spec["name"] for spec in request.tools} - {SEARCH}
-        if first.text == "outer":
+        menus[key] = {spec["name"] for spec in request.tools} - {SEARCH}
+        if key == "outer":
             return [call(n) for n in outer.calls] + [call(AGENT)]
+        if inner.pick is not None:
+            return f'{{"call": "{inner.pick}"}}'
         return [call(n) for n in inner.calls] if inner.calls else "done"
 
     rt = Runtime(FunctionProvider(reply), registry=registry)
@@ -144,6 +151,33 @@ def _run(drawn: list[Tool], outer: Exec, inner: Exec, **overrides: Any) -> Outco
         inner_ran=set(log[split + 1 :]),
         results=[m for m in messages if isinstance(m, ToolResultMessage)],
     )
+
+
+def _inner_exec(runtime: Runtime, inner: Exec, tools: dict[str, Tool]) -> Any:
+    if inner.pick is not None:
+        return runtime.exec(
+            "inner",
+            tools=[],
+            choices=[*tools.values(), "nothing"],
+            tools_source=inner.source,
+            tools_allow=inner.allow,
+            tools_deny=inner.deny,
+        )
+    listed = [tools[n] for n in inner.tools] if inner.tools is not None else None
+    return runtime.exec(
+        "inner",
+        tools=listed,
+        tools_source=inner.source,
+        tools_allow=inner.allow,
+        tools_deny=inner.deny,
+    )
+
+
+def _on(via: str, work: Callable[[], str]) -> str:
+    if via == "body":
+        return work()
+    with ThreadPoolExecutor(1) as pool:  # a thread of the user's: no context is copied
+        return pool.submit(work).result()
 
 
 def _assert_law7(got: Outcome, outer: Exec, inner: Exec) -> None:
@@ -204,3 +238,22 @@ def test_law8_no_call_bypasses_the_current_menu(drawn: list[Tool], data: st.Data
     for result in got.results:  # the outer run's results: a refused call is an error
         if result.tool_name not in got.outer_menu | {AGENT}:
             assert result.is_error, result
+
+
+@NESTED
+@given(drawn=tool_lists(predicates=False, env_vars=(), min_size=1), data=st.data())
+def test_law7_a_picked_choice_obeys_every_veto(drawn: list[Tool], data: st.DataObject) -> None:
+    names = [t.name for t in drawn]
+    outer = data.draw(_outer(names), label="outer")
+    inner = data.draw(_inner(names), label="inner")
+    inner.pick = data.draw(st.sampled_from(names), label="pick")
+    got = _run(drawn, outer, inner, defer=False)
+    tool = got.tools[inner.pick]
+    allowed = (
+        tool.expose
+        and inner.pick not in {*outer.deny, *inner.deny}
+        and (outer.allow is None or inner.pick in outer.allow)
+        and (inner.allow is None or inner.pick in inner.allow)
+        and not {outer.source, inner.source} & set(tool.unsafe_in)
+    )
+    assert got.inner_ran == ({inner.pick} if allowed else set())

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar
 
 from openprogram import (
@@ -207,6 +208,22 @@ def nested_other_runtime(s: Setup) -> list[ToolResultMessage]:
     return _nested(s, inner, sync=True)
 
 
+def nested_thread(s: Setup) -> list[ToolResultMessage]:
+    """The inner exec runs on a thread the agent's body starts (no context is copied there)."""
+
+    def inner(runtime: Runtime) -> str:
+        def work() -> str:
+            out = runtime.exec("inner")
+            assert runtime.last_run is not None
+            s.all_results.extend(_results(runtime.last_run.messages))
+            return str(out)
+
+        with ThreadPoolExecutor(1) as pool:
+            return pool.submit(work).result()
+
+    return _nested(s, inner, sync=True)
+
+
 def hosted(s: Setup) -> list[ToolResultMessage]:
     """``run_tools`` (no model): a host runs a call from its own loop."""
     if s.target is None:
@@ -229,6 +246,7 @@ PATHS: dict[str, Callable[[Setup], list[ToolResultMessage]]] = {
     "nested_inherit": nested_inherit,
     "nested_explicit": nested_explicit,
     "nested_other_runtime": nested_other_runtime,
+    "nested_thread": nested_thread,
     "hosted": hosted,
 }
 

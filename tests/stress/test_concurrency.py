@@ -115,7 +115,8 @@ def _own_tool(world: World, number: int) -> Tool:
     def own(ctx: ToolContext) -> str:
         run = world.runs[number]
         seen = ctx.deps["run"] if isinstance(ctx.deps, dict) else None
-        if ctx.runtime is not run.runtime or get_current_runtime() is not run.runtime:
+        # A tool body gets a view of the run's runtime bound to its call: equal, not identical.
+        if ctx.runtime != run.runtime or get_current_runtime() != run.runtime:
             world.problem(f"own_{number} ran with another run's runtime")
         run.tool_calls.append((0, seen))
         return f"own {number}"

@@ -188,7 +188,7 @@ def test_a_picked_choice_respects_deny_including_an_outer_execs() -> None:
     rt = Runtime(FunctionProvider(model))
     assert rt.exec("go", tools=[decide], tools_deny=[TARGET]) == "done"
     assert rt.last_run is not None
-    assert "denied or disabled" in str(rt.last_run.messages[2])
+    assert "not allowed to run" in str(rt.last_run.messages[2])
     assert JOURNAL.names() == []
-    with pytest.raises(DecisionError, match="denied or disabled"):
+    with pytest.raises(DecisionError, match="deny list"):
         Runtime(FunctionProvider(model)).exec("inner", choices=[picked], tools_deny=[TARGET])
