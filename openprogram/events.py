@@ -65,9 +65,15 @@ ToolFailureKind: TypeAlias = Literal[
     "timeout",  # the tool's own timeout expired
     "tool_error",  # the body raised ToolError on purpose
     "exception",  # the body raised any other exception
+    "cancelled",  # the exec was cancelled (or its timeout_s fired) while the call ran
 ]
 
-SkipReason: TypeAlias = Literal["queued_user_message", "repeated_failure", "max_iterations"]
+SkipReason: TypeAlias = Literal[
+    "queued_user_message",  # a steering message arrived before the call started
+    "repeated_failure",  # the same call already failed REPEAT_LIMIT times
+    "max_iterations",  # the reply of on_max_iterations="finish" still asked for tools
+    "tools_withdrawn",  # the request offered no tool calls (tool_choice="none", budget low)
+]
 
 
 def digest(value: Any) -> str:

@@ -42,7 +42,7 @@ from openprogram.messages import AssistantMessage, ToolCall, ToolResultMessage
 from openprogram.providers._json import without_lone_surrogates
 from openprogram.runtime._approval import Approval, approval_denial
 from openprogram.runtime._cancel import use_call_cancel
-from openprogram.runtime._redact import without_values
+from openprogram.runtime._redact import declared_names, describe_violations
 from openprogram.runtime._run import Emitter
 from openprogram.runtime._scope import parent_scope
 from openprogram.runtime._stream import StreamProgress, StreamToolResult
@@ -66,6 +66,8 @@ MAX_PARALLEL = 8
 
 REPEAT_LIMIT = 2
 """After this many failures of one exact call, the next identical call is not run."""
+
+_CANCELLED = "Cancelled: the exec was cancelled or its timeout_s expired while this call ran."
 
 QUEUED_MESSAGE_SKIP = "Skipped due to queued user message"
 """The result of a call not yet started when a steering message arrives (seed 000)."""
@@ -167,12 +169,19 @@ async def _run_call(call: ToolCall, batch: Batch) -> ToolResultMessage:
         arguments_size_bytes=size_bytes(canonical),
         arguments=call.arguments if emitter.trace_payloads else None,
     )
-    refusal = _refusal(call, tool, batch)
-    if refusal is None:
-        assert tool is not None  # _refusal refuses calls outside the menu
-        denial = await approval_denial(call, tool.requires_approval, batch.approval)
-        refusal = ("denied", f"Tool call {call.name!r} was denied: {denial}") if denial else None
-    result = await _invoke(call, tool, batch) if refusal is None and tool is not None else None
+    try:
+        refusal = _refusal(call, tool, batch)
+        if refusal is None:
+            assert tool is not None  # _refusal refuses calls outside the menu
+            denial = await approval_denial(call, tool.requires_approval, batch.approval)
+            refusal = (
+                ("denied", f"Tool call {call.name!r} was denied: {denial}") if denial else None
+            )
+        result = await _invoke(call, tool, batch) if refusal is None and tool is not None else None
+    except asyncio.CancelledError:
+        # The exec was cancelled or its timeout_s fired: close the started call, then stop.
+        _finish(call, batch, started, None, ("cancelled", _CANCELLED))
+        raise
     message = _finish(call, batch, started, result, refusal)
     if tracked and batch.failures is not None:
         if message.is_error:
@@ -287,7 +296,7 @@ def _finish(
                     call_id=call.id,
                     violation_description="; ".join(result.violations)
                     if emitter.trace_payloads
-                    else without_values(result.violations, call.arguments),
+                    else _described(result.violations, call, batch.tools.get(call.name)),
                 )
         else:
             assert refusal is not None
@@ -309,6 +318,11 @@ def _finish(
     )
     emitter.stream(StreamToolResult, result=message)
     return message
+
+
+def _described(violations: Sequence[str], call: ToolCall, tool: Tool | None) -> str:
+    declared = declared_names(tool.parameters) if tool is not None else set()
+    return describe_violations(violations, call.arguments, declared)
 
 
 def _schema_hash(tool: Tool, cache: dict[str, str]) -> str:

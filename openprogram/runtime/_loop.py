@@ -54,6 +54,10 @@ from openprogram.runtime._stream import StreamTextDelta, StreamThinkingDelta, St
 __all__ = ["run_loop"]
 
 _CAP_SKIP = "Not run: this exec reached its limit of model calls (max_iterations)."
+_NONE_SKIP = (
+    "Not run: tool calls are disabled in this exec (tool_choice='none'). "
+    "Answer in text from what you have."
+)
 
 
 async def run_loop(run: RunState) -> Any:
@@ -91,6 +95,8 @@ async def request_reply(run: RunState, choice: ToolChoice) -> AssistantMessage:
     """Step 1: one model call; returns the reply, already appended to the conversation."""
     run.iterations += 1
     run.step_id = f"s{run.iterations}"
+    # A reply that ignores tool_choice="none" gets its calls answered, never run.
+    run.withdrawn = _NONE_SKIP if choice == "none" else None
     tools, parallel = run.scope.menu.core.specs, run.options.parallel_tool_calls
     if run.finale is not None:
         tools, choice, parallel = run.finale.shape(tools, choice, parallel)
@@ -243,6 +249,9 @@ async def execute_calls(run: RunState, calls: list[ToolCall]) -> None:
     if run.streaming:
         for call in calls:
             run.stream(StreamToolCall, call=call)
+    if run.withdrawn is not None:  # the request allowed no calls: one result each, none run
+        run.messages.extend(skip_calls(calls, run, "tools_withdrawn", run.withdrawn))
+        return
     menu = scope.menu.core
     batch = Batch(
         tools=menu.tools,

@@ -111,6 +111,11 @@ class ExecOptions:
                 f"exec(tools=..., toolset={self.toolset!r}): pass one or the other — tools= is "
                 "an explicit list, toolset= picks a preset from the registry"
             )
+        if not isinstance(self.parallel_tool_calls, bool):
+            raise UserError(
+                f"exec(parallel_tool_calls={self.parallel_tool_calls!r}) must be True or False "
+                "(a bool, not a string or number)"
+            )
         if isinstance(self.max_iterations, bool) or not isinstance(self.max_iterations, int):
             raise UserError(f"exec(max_iterations=...) must be an int, got {self.max_iterations!r}")
         if self.on_max_iterations not in ("return", "raise", "finish"):

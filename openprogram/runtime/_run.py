@@ -124,6 +124,8 @@ class RunState(Emitter):
         system: The system prompt without the deferred-tool catalog.
         deadline: ``time.monotonic()`` by which the exec must end, or ``None``.
         started: ``time.monotonic()`` at its start.
+        withdrawn: Why the last request allowed no tool calls (the text answering any
+            call its reply still made), or ``None`` when calls may run.
     """
 
     __slots__ = (
@@ -144,6 +146,7 @@ class RunState(Emitter):
         "stop_reason",
         "system",
         "usage",
+        "withdrawn",
     )
 
     def __init__(
@@ -180,6 +183,7 @@ class RunState(Emitter):
         self.started = time.monotonic()
         self.scope: ToolScope
         self.finale: Finale | None = None
+        self.withdrawn: str | None = None
 
     def request_system(self) -> str | None:
         """The system prompt of the next request: the base prompt plus the deferred catalog."""
