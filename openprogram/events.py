@@ -32,6 +32,8 @@ __all__ = [
     "AgentEnd",
     "AgentInvoked",
     "AgentResponseReceived",
+    "BudgetExhausted",
+    "BudgetWarning",
     "Event",
     "MaxIterationsReached",
     "Observer",
@@ -66,6 +68,7 @@ ToolFailureKind: TypeAlias = Literal[
     "tool_error",  # the body raised ToolError on purpose
     "exception",  # the body raised any other exception
     "cancelled",  # the exec was cancelled (or its timeout_s fired) while the call ran
+    "budget",  # the run tree's budget allowed no more such calls (or threads)
 ]
 
 SkipReason: TypeAlias = Literal[
@@ -355,6 +358,36 @@ class AgentEnd(Event):
     """Prompt tokens of all its model calls."""
     output_tokens: int
     """Generated tokens of all its model calls."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BudgetWarning(Event):
+    """A run-tree budget is nearly spent: this model call is asked to answer now, tools withdrawn.
+
+    Emitted once per limit by each budget (the tree's, and each ``exec(budget=...)``).
+    """
+
+    limit: str
+    """The limit running low: ``"model_calls"``, ``"tokens"``, ``"seconds"``, ``"tool_calls"``."""
+    used: float
+    """How much of it the tree has spent."""
+    allowed: float
+    """The limit's value."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BudgetExhausted(Event):
+    """A run-tree budget is spent: an exec raises ``BudgetExceeded`` or a call is refused.
+
+    Emitted once per limit by each budget, by the run that hit it.
+    """
+
+    limit: str
+    """The limit spent (see ``BudgetWarning.limit``; also ``"agentic_calls"``, ``"threads"``)."""
+    used: float
+    """How much of it the tree had spent."""
+    allowed: float
+    """The limit's value."""
 
 
 Observer: TypeAlias = Callable[[Event], object]

@@ -41,10 +41,12 @@ from openprogram.exceptions import UserError
 from openprogram.messages import AssistantMessage, ToolCall, ToolResultMessage
 from openprogram.providers._json import without_lone_surrogates
 from openprogram.runtime._approval import Approval, approval_denial
+from openprogram.runtime._budget import Ledger, use_held_thread
 from openprogram.runtime._cancel import use_call_cancel
 from openprogram.runtime._redact import declared_names, describe_violations
 from openprogram.runtime._run import Emitter
 from openprogram.runtime._scope import parent_scope
+from openprogram.runtime._spend import exhausted, refused_text
 from openprogram.runtime._stream import StreamProgress, StreamToolResult
 from openprogram.runtime._sync import run_sync
 from openprogram.tools import Tool, ToolContext, ToolLike, ToolResult, to_tools
@@ -99,6 +101,12 @@ class Batch:
     """Failure counts per exact call, for the repeated-failure rule (``None``: off)."""
     schema_hashes: dict[str, str] = field(default_factory=dict)
     """Parameters-schema hash per tool name (shared by the turns of a menu)."""
+    ledger: Ledger | None = None
+    """The run tree's budget, charged for every call that runs (``None``: no budget)."""
+    depth: int = 1
+    """Nesting depth of the calling exec (thread slots keep room for deeper levels)."""
+    max_depth: int = 8
+    """The calling runtime's ``max_depth``."""
 
 
 async def run_batch(calls: Sequence[ToolCall], batch: Batch) -> list[ToolResultMessage]:
@@ -118,7 +126,7 @@ async def run_batch(calls: Sequence[ToolCall], batch: Batch) -> list[ToolResultM
 async def _slotted(
     call: ToolCall, tool: Tool | None, batch: Batch, slots: asyncio.Semaphore
 ) -> ToolResultMessage:
-    if tool is None or inspect.iscoroutinefunction(_unwrapped(tool.fn)):
+    if tool is None or not _on_thread(tool):
         return await _run_call(call, batch)  # async bodies (and instant refusals) need no slot
     async with slots:
         return await _run_call(call, batch)
@@ -170,14 +178,7 @@ async def _run_call(call: ToolCall, batch: Batch) -> ToolResultMessage:
         arguments=call.arguments if emitter.trace_payloads else None,
     )
     try:
-        refusal = _refusal(call, tool, batch)
-        if refusal is None:
-            assert tool is not None  # _refusal refuses calls outside the menu
-            denial = await approval_denial(call, tool.requires_approval, batch.approval)
-            refusal = (
-                ("denied", f"Tool call {call.name!r} was denied: {denial}") if denial else None
-            )
-        result = await _invoke(call, tool, batch) if refusal is None and tool is not None else None
+        result, refusal = await _checked_run(call, tool, batch)
     except asyncio.CancelledError:
         # The exec was cancelled or its timeout_s fired: close the started call, then stop.
         _finish(call, batch, started, None, ("cancelled", _CANCELLED))
@@ -189,6 +190,40 @@ async def _run_call(call: ToolCall, batch: Batch) -> ToolResultMessage:
         else:
             batch.failures.pop(key, None)
     return message
+
+
+async def _checked_run(
+    call: ToolCall, tool: Tool | None, batch: Batch
+) -> tuple[ToolResult | None, tuple[ToolFailureKind, str] | None]:
+    """The checks of a started call, then its body: ``(result, None)`` or ``(None, refusal)``."""
+    refusal = _refusal(call, tool, batch)
+    if refusal is not None or tool is None:
+        return None, refusal
+    denial = await approval_denial(call, tool.requires_approval, batch.approval)
+    if denial:
+        return None, ("denied", f"Tool call {call.name!r} was denied: {denial}")
+    ledger = batch.ledger
+    if ledger is None:
+        return await _invoke(call, tool, batch), None
+    spent = ledger.charge_call(tool.kind == "agentic")
+    if spent is None and _on_thread(tool):
+        if not await ledger.acquire_thread(batch.depth, batch.max_depth):
+            spent = "threads"
+        else:
+            try:
+                with use_held_thread():  # execs nested in the body keep room for its children
+                    return await _invoke(call, tool, batch), None
+            finally:
+                ledger.release_thread()
+    if spent is not None:
+        exhausted(batch.emitter, ledger, spent)
+        return None, ("budget", refused_text(call.name, ledger, spent))
+    return await _invoke(call, tool, batch), None
+
+
+def _on_thread(tool: Tool) -> bool:
+    """Whether the body runs on a worker thread (so it takes a thread slot)."""
+    return not inspect.iscoroutinefunction(_unwrapped(tool.fn))
 
 
 def _canonical(call: ToolCall) -> tuple[ToolCall, str]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, TypedDict
 
 from openprogram._keywords import reject_unknown
+from openprogram.budget import Budget
 from openprogram.exceptions import UserError
 from openprogram.providers.base import ToolChoice
 from openprogram.structured import StructuredFallback
@@ -44,6 +45,7 @@ class ExecKwargs(TypedDict, total=False):
     timeout_s: float | None
     model: str | None
     on_max_iterations: OnMaxIterations
+    budget: Budget | None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -78,6 +80,8 @@ class ExecOptions:
     """Overrides the runtime's and the provider's model."""
     on_max_iterations: OnMaxIterations = "return"
     """What to do when the cap is reached: ``"return"``, ``"raise"`` or ``"finish"``."""
+    budget: Budget | None = None
+    """Tightens the run tree's budget for this exec and every exec nested in it."""
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping[str, Any]) -> ExecOptions:
@@ -126,6 +130,11 @@ class ExecOptions:
         if self.timeout_s is not None and not self.timeout_s > 0:
             raise UserError(
                 f"exec(timeout_s={self.timeout_s!r}) must be a positive number of seconds"
+            )
+        if self.budget is not None and not isinstance(self.budget, Budget):
+            raise UserError(
+                f"exec(budget={self.budget!r:.80}) must be an openprogram.Budget or None, "
+                "e.g. budget=Budget(model_calls=20)"
             )
         _check_tool_choice(self.tool_choice)
         self._check_finale()
