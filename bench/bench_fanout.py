@@ -25,11 +25,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import openprogram  # noqa: E402 - after the path above
-from openprogram import Runtime, agentic_function  # noqa: E402
-from openprogram.messages import UserMessage  # noqa: E402
-from openprogram.providers.base import ProviderRequest  # noqa: E402
-from openprogram.testing import FunctionProvider, call  # noqa: E402
+import openprogram
+from openprogram import Runtime, agentic_function
+from openprogram.messages import UserMessage
+from openprogram.providers.base import ProviderRequest
+from openprogram.testing import FunctionProvider, call
 
 
 class Counters:
