@@ -23,9 +23,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from openprogram.context import get_current_runtime
 from openprogram.events import (
-    Observer,
     SkipReason,
     ToolCallCompleted,
     ToolCallFailed,
@@ -37,19 +35,16 @@ from openprogram.events import (
     digest,
     size_bytes,
 )
-from openprogram.exceptions import UserError
-from openprogram.messages import AssistantMessage, ToolCall, ToolResultMessage
+from openprogram.messages import ToolCall, ToolResultMessage
 from openprogram.providers._json import without_lone_surrogates
 from openprogram.runtime._approval import Approval, approval_denial
 from openprogram.runtime._budget import Ledger, use_held_thread
 from openprogram.runtime._cancel import use_call_cancel
 from openprogram.runtime._redact import declared_names, describe_violations
 from openprogram.runtime._run import Emitter
-from openprogram.runtime._scope import parent_scope
 from openprogram.runtime._spend import exhausted, refused_text
 from openprogram.runtime._stream import StreamProgress, StreamToolResult
-from openprogram.runtime._sync import run_sync
-from openprogram.tools import Tool, ToolContext, ToolLike, ToolResult, to_tools
+from openprogram.tools import Tool, ToolContext, ToolResult
 
 __all__ = [
     "MAX_PARALLEL",
@@ -58,8 +53,6 @@ __all__ = [
     "Approval",
     "Batch",
     "run_batch",
-    "run_tools",
-    "run_tools_sync",
     "skip_calls",
 ]
 
@@ -365,64 +358,3 @@ def _schema_hash(tool: Tool, cache: dict[str, str]) -> str:
     if cached is None:
         cached = cache[tool.name] = digest(tool.parameters)
     return cached
-
-
-async def run_tools(
-    calls: Sequence[ToolCall] | AssistantMessage,
-    tools: Sequence[ToolLike],
-    *,
-    deps: Any = None,
-    approval: Approval | None = None,
-    observers: Sequence[Observer] = (),
-) -> list[ToolResultMessage]:
-    """Run tool calls without a model, by the same rules as ``exec`` (seed 003).
-
-    Validation, concurrency, call order, timeouts, approval and one result per
-    call are the same as inside ``exec``; a name not in ``tools`` is answered
-    with an error result and never run.
-
-    Args:
-        calls: The calls, or an ``AssistantMessage`` whose calls to run.
-        tools: The tools the calls may name (any tool-like, see ``to_tools``).
-        deps: Given to tools as ``ToolContext.deps``.
-        approval: ``approval(call) -> None | str`` consulted before every call.
-        observers: Receive the trace events of the calls.
-
-    Returns:
-        One ``ToolResultMessage`` per call, in call order.
-
-    Example:
-        >>> from openprogram.messages import ToolCall
-        >>> from openprogram.runtime import run_tools_sync
-        >>> from openprogram.tools import Tool
-        >>> echo = Tool(name="echo", execute=lambda args: args["text"],
-        ...             parameters={"type": "object", "properties": {"text": {"type": "string"}}})
-        >>> run_tools_sync([ToolCall("c1", "echo", {"text": "hello"})], [echo])[0].content
-        'hello'
-    """
-    menu: dict[str, Tool] = {}
-    for tool in to_tools(tools):
-        if tool.name in menu:
-            raise UserError(f"run_tools(tools=...): two tools are named {tool.name!r}; rename one")
-        menu[tool.name] = tool
-    call_list = calls.tool_calls if isinstance(calls, AssistantMessage) else list(calls)
-    scope = parent_scope()  # run inside a tool body: join that run's event tree
-    emitter = Emitter(parent=scope.run if scope is not None else None, observers=observers)
-    batch = Batch(
-        tools=menu, emitter=emitter, runtime=get_current_runtime(), deps=deps, approval=approval
-    )
-    return await run_batch(call_list, batch)
-
-
-def run_tools_sync(
-    calls: Sequence[ToolCall] | AssistantMessage,
-    tools: Sequence[ToolLike],
-    *,
-    deps: Any = None,
-    approval: Approval | None = None,
-    observers: Sequence[Observer] = (),
-) -> list[ToolResultMessage]:
-    """``run_tools`` for plain (non-async) code; works inside a running event loop too."""
-    return run_sync(
-        lambda: run_tools(calls, tools, deps=deps, approval=approval, observers=observers)
-    )
