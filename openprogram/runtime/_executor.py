@@ -23,6 +23,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from openprogram.budget import LimitName
 from openprogram.events import (
     SkipReason,
     ToolCallCompleted,
@@ -198,17 +199,20 @@ async def _checked_run(
     ledger = batch.ledger
     if ledger is None:
         return await _invoke(call, tool, batch), None
-    spent = ledger.charge_call(tool.kind == "agentic")
-    if spent is None and _on_thread(tool):
-        if not await ledger.acquire_thread(batch.depth, batch.max_depth):
-            spent = "threads"
-        else:
-            try:
-                with use_held_thread():  # execs nested in the body keep room for its children
-                    return await _invoke(call, tool, batch), None
-            finally:
-                ledger.release_thread()
+    threaded = _on_thread(tool)
+    if threaded and not await ledger.acquire_thread(batch.depth, batch.max_depth):
+        spent: LimitName | None = "threads"
+    else:
+        spent = ledger.charge_call(tool.kind == "agentic")  # only calls that will run count
+    if spent is None and threaded:
+        try:
+            with use_held_thread():  # execs nested in the body keep room for its children
+                return await _invoke(call, tool, batch), None
+        finally:
+            ledger.release_thread()
     if spent is not None:
+        if threaded and spent != "threads":
+            ledger.release_thread()
         exhausted(batch.emitter, ledger, spent)
         return None, ("budget", refused_text(call.name, ledger, spent))
     return await _invoke(call, tool, batch), None
