@@ -35,7 +35,7 @@ from openprogram.otel._state import Run, Spans
 
 __all__ = ["OpenTelemetryObserver"]
 
-_FAILED_STOPS = frozenset({"error", "timeout", "aborted"})
+_FAILED_STOPS = frozenset({"error", "timeout", "aborted", "budget"})
 
 
 class OpenTelemetryObserver:

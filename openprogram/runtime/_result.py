@@ -33,7 +33,8 @@ class RunResult:
     """Model calls made."""
     stop_reason: str
     """``"stop"`` (a text answer), ``"max_iterations"``, ``"aborted"``, ``"error"``,
-    ``"timeout"``, or the final reply's own reason (``"length"``, ``"refusal"``, ...)."""
+    ``"timeout"``, ``"budget"`` (it raised ``BudgetExceeded``), or the final reply's own
+    reason (``"length"``, ``"refusal"``, ...)."""
     events: tuple[Event, ...]
     """Trace events of the run and of the runs nested in it, in emission order."""
 

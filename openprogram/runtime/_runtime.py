@@ -16,7 +16,7 @@ from typing import Any, Unpack
 from openprogram.budget import Budget
 from openprogram.context import get_current_frame, use_current_runtime
 from openprogram.events import AgentEnd, AgentInvoked, Observer, digest, size_bytes
-from openprogram.exceptions import ConfigurationError, UserError
+from openprogram.exceptions import BudgetExceeded, ConfigurationError, UserError
 from openprogram.messages import UserMessage, user_content
 from openprogram.providers import default_model_string, resolve_provider
 from openprogram.providers.base import Provider
@@ -223,6 +223,9 @@ class Runtime:
             output = await self._drive(run)
             finished = True
             return output
+        except BudgetExceeded:
+            run.stop_reason = "budget"
+            raise
         finally:
             close_budget(run)
             self._ended(run, finished)

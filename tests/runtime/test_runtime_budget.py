@@ -208,6 +208,8 @@ def test_tokens_are_debited_from_usage_and_stop_the_tree() -> None:
     with pytest.raises(BudgetExceeded) as info:
         rt.exec("x", tools=[echo])
     assert info.value.limit == "tokens"
+    assert rt.last_run is not None
+    assert rt.last_run.stop_reason == "budget"
     assert info.value.usage.tokens == 300
     # 100 tokens a call: after the first, 150 left is less than two more calls; tools withdrawn
     assert [r.tool_choice for r in provider.requests] == ["auto", "none", "none"]
