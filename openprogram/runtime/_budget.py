@@ -94,6 +94,7 @@ class Ledger:
     """
 
     __slots__ = (
+        "_nodes",
         "deadline",
         "limits",
         "noted",
@@ -120,6 +121,7 @@ class Ledger:
         seconds = self.limits.get("seconds")
         self.deadline = self.started + seconds if seconds is not None else None
         self.noted: set[tuple[str, str]] = set()
+        self._nodes: tuple[Ledger, ...] = (self, *(parent._nodes if parent is not None else ()))
 
     @classmethod
     def open(cls, runtime_budget: Budget | None, exec_budget: Budget | None) -> Ledger:
@@ -136,10 +138,7 @@ class Ledger:
     @property
     def root(self) -> Ledger:
         """The tree's root node."""
-        node = self
-        while node.parent is not None:
-            node = node.parent
-        return node
+        return self._nodes[-1]
 
     @property
     def deadline_of_tree(self) -> float | None:
@@ -147,11 +146,9 @@ class Ledger:
         found = [n.deadline for n in self._chain() if n.deadline is not None]
         return min(found) if found else None
 
-    def _chain(self) -> Iterator[Ledger]:
-        node: Ledger | None = self
-        while node is not None:
-            yield node
-            node = node.parent
+    def _chain(self) -> tuple[Ledger, ...]:
+        """This node and its ancestors, innermost first."""
+        return self._nodes
 
     # -- usage and errors ---------------------------------------------------------------------
 

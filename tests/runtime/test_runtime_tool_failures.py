@@ -8,6 +8,7 @@ import threading
 
 import pytest
 
+from openprogram.decorators import agentic_function
 from openprogram.events import (
     ToolCallCompleted,
     ToolCallFailed,
@@ -17,8 +18,9 @@ from openprogram.events import (
 )
 from openprogram.exceptions import UserError
 from openprogram.messages import ToolResultMessage
+from openprogram.providers.base import ProviderRequest
 from openprogram.runtime import RunResult, Runtime
-from openprogram.testing import ScriptedProvider, call
+from openprogram.testing import FunctionProvider, ScriptedProvider, call
 from openprogram.tools import Tool
 
 
@@ -293,3 +295,28 @@ def test_validation_event_keeps_schema_paths_and_shows_keys_with_payloads_on() -
     assert quiet.last_run is not None
     (event,) = quiet.last_run.events_of(ToolInputValidationFailed)
     assert "city: expected string" in event.violation_description
+
+
+def test_a_nested_execs_timeout_is_the_agentic_tools_error_not_its_timeout() -> None:
+    async def slow() -> str:
+        """Take long."""
+        await asyncio.sleep(30)
+        return "late"
+
+    def answer(request: ProviderRequest) -> object:
+        first = len(request.messages) == 1
+        if request.messages[0].text == "outer":  # type: ignore[union-attr]
+            return call("delegate") if first else "outer done"
+        return call("slow")
+
+    @agentic_function(register_globally=False, timeout=30)
+    def delegate(runtime: Runtime) -> str:
+        """Delegate with a short deadline of its own."""
+        return str(runtime.exec("inner", tools=[slow], timeout_s=0.1))
+
+    rt = Runtime(FunctionProvider(answer))
+    assert rt.exec("outer", tools=[delegate]) == "outer done"
+    assert rt.last_run is not None
+    (result,) = [m for m in results_of(rt.last_run) if m.tool_name == "delegate"]
+    assert "TimeoutError: exec timed out" in result.content
+    assert "abandoned" not in result.content
