@@ -14,9 +14,11 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from openprogram.budget import Budget, BudgetUsage
 from openprogram.context import get_current_runtime
 from openprogram.decorators import AgenticFunction, agentic_function, function
 from openprogram.exceptions import (
+    BudgetExceeded,
     ConfigurationError,
     DecisionError,
     InvalidJSONError,
@@ -65,6 +67,9 @@ __all__ = [
     "AnthropicProvider",
     "AssistantMessage",
     "BedrockProvider",
+    "Budget",
+    "BudgetExceeded",
+    "BudgetUsage",
     "ConfigurationError",
     "DecisionError",
     "GateContext",

@@ -32,6 +32,8 @@ __all__ = [
     "AgentEnd",
     "AgentInvoked",
     "AgentResponseReceived",
+    "BudgetExhausted",
+    "BudgetWarning",
     "Event",
     "MaxIterationsReached",
     "Observer",
@@ -65,9 +67,16 @@ ToolFailureKind: TypeAlias = Literal[
     "timeout",  # the tool's own timeout expired
     "tool_error",  # the body raised ToolError on purpose
     "exception",  # the body raised any other exception
+    "cancelled",  # the exec was cancelled (or its timeout_s fired) while the call ran
+    "budget",  # the run tree's budget allowed no more such calls (or threads)
 ]
 
-SkipReason: TypeAlias = Literal["queued_user_message", "repeated_failure", "max_iterations"]
+SkipReason: TypeAlias = Literal[
+    "queued_user_message",  # a steering message arrived before the call started
+    "repeated_failure",  # the same call already failed REPEAT_LIMIT times
+    "max_iterations",  # the reply of on_max_iterations="finish" still asked for tools
+    "tools_withdrawn",  # the request offered no tool calls (tool_choice="none", budget low)
+]
 
 
 def digest(value: Any) -> str:
@@ -349,6 +358,36 @@ class AgentEnd(Event):
     """Prompt tokens of all its model calls."""
     output_tokens: int
     """Generated tokens of all its model calls."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BudgetWarning(Event):
+    """A run-tree budget is nearly spent: this model call is asked to answer now, tools withdrawn.
+
+    Emitted once per limit by each budget (the tree's, and each ``exec(budget=...)``).
+    """
+
+    limit: str
+    """The limit running low: ``"model_calls"``, ``"tokens"``, ``"seconds"``, ``"tool_calls"``."""
+    used: float
+    """How much of it the tree has spent."""
+    allowed: float
+    """The limit's value."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BudgetExhausted(Event):
+    """A run-tree budget is spent: an exec raises ``BudgetExceeded`` or a call is refused.
+
+    Emitted once per limit by each budget, by the run that hit it.
+    """
+
+    limit: str
+    """The limit spent (see ``BudgetWarning.limit``; also ``"agentic_calls"``, ``"threads"``)."""
+    used: float
+    """How much of it the tree had spent."""
+    allowed: float
+    """The limit's value."""
 
 
 Observer: TypeAlias = Callable[[Event], object]

@@ -9,6 +9,7 @@ The hierarchy::
     ├── ToolError                           raised by a tool body on purpose: text for the model
     ├── LLMError                            a provider call failed (after retries)
     ├── MaxIterationsExceeded (RuntimeError)
+    ├── BudgetExceeded (RuntimeError)       the run tree spent a limit of its Budget
     ├── DecisionError (ValueError)          the model never picked a valid option
     └── StructuredOutputError (ValueError)  the structured answer never validated
         ├── InvalidSchemaError              .code == "invalid_schema"
@@ -25,9 +26,13 @@ out of the loop: they become error results the model can read and act on.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
+
+if TYPE_CHECKING:
+    from openprogram.budget import BudgetUsage
 
 __all__ = [
+    "BudgetExceeded",
     "ConfigurationError",
     "DecisionError",
     "InvalidJSONError",
@@ -151,6 +156,30 @@ class LLMError(OpenProgramError):
 
 class MaxIterationsExceeded(OpenProgramError, RuntimeError):
     """The loop hit its iteration cap with ``on_max_iterations="raise"``."""
+
+
+class BudgetExceeded(OpenProgramError, RuntimeError):
+    """A run tree spent one of the limits of its ``Budget``.
+
+    Raised by the exec that hit the limit; inside a tool body it becomes that
+    tool's error result, so the model of the enclosing exec can still answer.
+
+    Attributes:
+        limit: Which limit: ``"model_calls"``, ``"tool_calls"``, ``"agentic_calls"``,
+            ``"tokens"``, ``"seconds"`` or ``"threads"``.
+        used: How much of it the tree had spent.
+        allowed: The limit's value.
+        usage: What the whole tree had spent, every limit (``openprogram.BudgetUsage``).
+    """
+
+    def __init__(
+        self, message: str, *, limit: str, used: float, allowed: float, usage: BudgetUsage
+    ) -> None:
+        super().__init__(message)
+        self.limit = limit
+        self.used = used
+        self.allowed = allowed
+        self.usage = usage
 
 
 class DecisionError(OpenProgramError, ValueError):

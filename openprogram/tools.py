@@ -288,9 +288,9 @@ class Tool(Generic[P, R]):
         except ToolError as exc:
             text = truncate(str(exc), self.max_result_chars)
             return ToolResult(content=text, is_error=True, error_kind="tool_error")
-        except TimeoutError as exc:
-            if self.timeout is None:  # raised by the body itself: no deadline of ours expired
-                return self._failed(exc)
+        except _BodyRaised as exc:  # the body's own SystemExit or TimeoutError
+            return self._failed(exc.error)
+        except TimeoutError:  # the body's own are wrapped: this is our timeout firing
             context.cancel.set()
             return ToolResult(
                 content=f"Tool {self.name!r} timed out after {self.timeout:g} s and was abandoned. "
@@ -334,9 +334,10 @@ class Tool(Generic[P, R]):
         fn: Callable[..., Any] | None = self.fn  # called with the validated keywords
         assert fn is not None  # a schema always comes from a function
         if schema.is_async:
-            value = await asyncio.wait_for(fn(**kwargs), self.timeout)
+            value = await asyncio.wait_for(_guarded_coro(fn(**kwargs)), self.timeout)
         else:
-            value = await asyncio.wait_for(_threads.run_in_thread(fn, **kwargs), self.timeout)
+            body = _threads.run_in_thread(_guarded(fn), **kwargs)
+            value = await asyncio.wait_for(body, self.timeout)
         return self._ok(value)
 
     async def _run_execute(self, args: dict[str, Any], context: ToolContext) -> ToolResult:
@@ -345,13 +346,13 @@ class Tool(Generic[P, R]):
             raise TypeError(f"tool {self.name!r} has no execute callable")
         call_args: tuple[Any, ...] = (args, context) if _accepts_context(execute) else (args,)
         if inspect.iscoroutinefunction(execute):
-            value = await asyncio.wait_for(execute(*call_args), self.timeout)
+            value = await asyncio.wait_for(_guarded_coro(execute(*call_args)), self.timeout)
         else:
             value = await asyncio.wait_for(
-                _threads.run_in_thread(execute, *call_args), self.timeout
+                _threads.run_in_thread(_guarded(execute), *call_args), self.timeout
             )
             if inspect.isawaitable(value):
-                value = await asyncio.wait_for(_as_coro(value), self.timeout)
+                value = await asyncio.wait_for(_guarded_coro(value), self.timeout)
         if isinstance(value, ToolResult):
             return replace(value, content=truncate(value.content, self.max_result_chars))
         return self._ok(value)
@@ -504,5 +505,33 @@ def _accepts_context(execute: Callable[..., Any]) -> bool:
     return len(positional) >= 2 or any(p.kind is p.VAR_POSITIONAL for p in params)
 
 
-async def _as_coro(value: Awaitable[Any]) -> Any:
-    return await value
+class _BodyRaised(Exception):
+    """Carries an exception the tool body raised itself past our own handling of that type.
+
+    ``SystemExit`` (any ``argparse`` error) would end the whole program, and
+    inside an asyncio task on Python 3.11 escapes the event loop; a body's own
+    ``TimeoutError`` (a socket timeout, a nested exec's ``timeout_s``) would be
+    mistaken for the tool's ``timeout`` expiring. Wrapped where the body runs,
+    both become this tool's error result.
+    """
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (SystemExit, TimeoutError) as exc:
+            raise _BodyRaised(exc) from exc
+
+    return run
+
+
+async def _guarded_coro(value: Awaitable[Any]) -> Any:
+    try:
+        return await value
+    except (SystemExit, TimeoutError) as exc:
+        raise _BodyRaised(exc) from exc

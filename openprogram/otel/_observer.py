@@ -35,7 +35,7 @@ from openprogram.otel._state import Run, Spans
 
 __all__ = ["OpenTelemetryObserver"]
 
-_FAILED_STOPS = frozenset({"error", "timeout", "aborted"})
+_FAILED_STOPS = frozenset({"error", "timeout", "aborted", "budget"})
 
 
 class OpenTelemetryObserver:
@@ -203,7 +203,7 @@ class OpenTelemetryObserver:
             return
         run.settle_chat()
         end = ns(event.at)
-        for call in unfinished:  # cancelled calls (timeout, abort) never got a terminal event
+        for call in unfinished:  # calls with no terminal event (a run that died unusually)
             call.span.set_attribute("error.type", "aborted")
             call.span.set_status(Status(StatusCode.ERROR, "the run ended before the call did"))
             call.span.end(end_time=end)

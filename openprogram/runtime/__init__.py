@@ -9,14 +9,10 @@ from __future__ import annotations
 
 from openprogram.context import set_default_runtime, set_default_runtime_factory
 from openprogram.runtime._approval import Approval
-from openprogram.runtime._executor import (
-    MAX_PARALLEL,
-    QUEUED_MESSAGE_SKIP,
-    run_tools,
-    run_tools_sync,
-)
+from openprogram.runtime._executor import MAX_PARALLEL, QUEUED_MESSAGE_SKIP
 from openprogram.runtime._options import MAX_ITERATIONS_CAP, ExecKwargs, ExecOptions
 from openprogram.runtime._result import RunResult
+from openprogram.runtime._run_tools import run_tools, run_tools_sync
 from openprogram.runtime._runtime import MODEL_ENV_VAR, Runtime
 from openprogram.runtime._scope import TOOL_SEARCH_NAME, ToolScope
 from openprogram.runtime._stream import (

@@ -23,9 +23,8 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from openprogram.context import get_current_runtime
+from openprogram.budget import LimitName
 from openprogram.events import (
-    Observer,
     SkipReason,
     ToolCallCompleted,
     ToolCallFailed,
@@ -37,17 +36,16 @@ from openprogram.events import (
     digest,
     size_bytes,
 )
-from openprogram.exceptions import UserError
-from openprogram.messages import AssistantMessage, ToolCall, ToolResultMessage
+from openprogram.messages import ToolCall, ToolResultMessage
 from openprogram.providers._json import without_lone_surrogates
 from openprogram.runtime._approval import Approval, approval_denial
+from openprogram.runtime._budget import Ledger, use_held_thread
 from openprogram.runtime._cancel import use_call_cancel
-from openprogram.runtime._redact import without_values
+from openprogram.runtime._redact import declared_names, describe_violations
 from openprogram.runtime._run import Emitter
-from openprogram.runtime._scope import parent_scope
+from openprogram.runtime._spend import exhausted, refused_text
 from openprogram.runtime._stream import StreamProgress, StreamToolResult
-from openprogram.runtime._sync import run_sync
-from openprogram.tools import Tool, ToolContext, ToolLike, ToolResult, to_tools
+from openprogram.tools import Tool, ToolContext, ToolResult
 
 __all__ = [
     "MAX_PARALLEL",
@@ -56,8 +54,6 @@ __all__ = [
     "Approval",
     "Batch",
     "run_batch",
-    "run_tools",
-    "run_tools_sync",
     "skip_calls",
 ]
 
@@ -66,6 +62,8 @@ MAX_PARALLEL = 8
 
 REPEAT_LIMIT = 2
 """After this many failures of one exact call, the next identical call is not run."""
+
+_CANCELLED = "Cancelled: the exec was cancelled or its timeout_s expired while this call ran."
 
 QUEUED_MESSAGE_SKIP = "Skipped due to queued user message"
 """The result of a call not yet started when a steering message arrives (seed 000)."""
@@ -97,6 +95,12 @@ class Batch:
     """Failure counts per exact call, for the repeated-failure rule (``None``: off)."""
     schema_hashes: dict[str, str] = field(default_factory=dict)
     """Parameters-schema hash per tool name (shared by the turns of a menu)."""
+    ledger: Ledger | None = None
+    """The run tree's budget, charged for every call that runs (``None``: no budget)."""
+    depth: int = 1
+    """Nesting depth of the calling exec (thread slots keep room for deeper levels)."""
+    max_depth: int = 8
+    """The calling runtime's ``max_depth``."""
 
 
 async def run_batch(calls: Sequence[ToolCall], batch: Batch) -> list[ToolResultMessage]:
@@ -116,7 +120,7 @@ async def run_batch(calls: Sequence[ToolCall], batch: Batch) -> list[ToolResultM
 async def _slotted(
     call: ToolCall, tool: Tool | None, batch: Batch, slots: asyncio.Semaphore
 ) -> ToolResultMessage:
-    if tool is None or inspect.iscoroutinefunction(_unwrapped(tool.fn)):
+    if tool is None or not _on_thread(tool):
         return await _run_call(call, batch)  # async bodies (and instant refusals) need no slot
     async with slots:
         return await _run_call(call, batch)
@@ -167,12 +171,12 @@ async def _run_call(call: ToolCall, batch: Batch) -> ToolResultMessage:
         arguments_size_bytes=size_bytes(canonical),
         arguments=call.arguments if emitter.trace_payloads else None,
     )
-    refusal = _refusal(call, tool, batch)
-    if refusal is None:
-        assert tool is not None  # _refusal refuses calls outside the menu
-        denial = await approval_denial(call, tool.requires_approval, batch.approval)
-        refusal = ("denied", f"Tool call {call.name!r} was denied: {denial}") if denial else None
-    result = await _invoke(call, tool, batch) if refusal is None and tool is not None else None
+    try:
+        result, refusal = await _checked_run(call, tool, batch)
+    except asyncio.CancelledError:
+        # The exec was cancelled or its timeout_s fired: close the started call, then stop.
+        _finish(call, batch, started, None, ("cancelled", _CANCELLED))
+        raise
     message = _finish(call, batch, started, result, refusal)
     if tracked and batch.failures is not None:
         if message.is_error:
@@ -180,6 +184,43 @@ async def _run_call(call: ToolCall, batch: Batch) -> ToolResultMessage:
         else:
             batch.failures.pop(key, None)
     return message
+
+
+async def _checked_run(
+    call: ToolCall, tool: Tool | None, batch: Batch
+) -> tuple[ToolResult | None, tuple[ToolFailureKind, str] | None]:
+    """The checks of a started call, then its body: ``(result, None)`` or ``(None, refusal)``."""
+    refusal = _refusal(call, tool, batch)
+    if refusal is not None or tool is None:
+        return None, refusal
+    denial = await approval_denial(call, tool.requires_approval, batch.approval)
+    if denial:
+        return None, ("denied", f"Tool call {call.name!r} was denied: {denial}")
+    ledger = batch.ledger
+    if ledger is None:
+        return await _invoke(call, tool, batch), None
+    threaded = _on_thread(tool)
+    if threaded and not await ledger.acquire_thread(batch.depth, batch.max_depth):
+        spent: LimitName | None = "threads"
+    else:
+        spent = ledger.charge_call(tool.kind == "agentic")  # only calls that will run count
+    if spent is None and threaded:
+        try:
+            with use_held_thread():  # execs nested in the body keep room for its children
+                return await _invoke(call, tool, batch), None
+        finally:
+            ledger.release_thread()
+    if spent is not None:
+        if threaded and spent != "threads":
+            ledger.release_thread()
+        exhausted(batch.emitter, ledger, spent)
+        return None, ("budget", refused_text(call.name, ledger, spent))
+    return await _invoke(call, tool, batch), None
+
+
+def _on_thread(tool: Tool) -> bool:
+    """Whether the body runs on a worker thread (so it takes a thread slot)."""
+    return not inspect.iscoroutinefunction(_unwrapped(tool.fn))
 
 
 def _canonical(call: ToolCall) -> tuple[ToolCall, str]:
@@ -287,7 +328,7 @@ def _finish(
                     call_id=call.id,
                     violation_description="; ".join(result.violations)
                     if emitter.trace_payloads
-                    else without_values(result.violations, call.arguments),
+                    else _described(result.violations, call, batch.tools.get(call.name)),
                 )
         else:
             assert refusal is not None
@@ -311,69 +352,13 @@ def _finish(
     return message
 
 
+def _described(violations: Sequence[str], call: ToolCall, tool: Tool | None) -> str:
+    declared = declared_names(tool.parameters) if tool is not None else set()
+    return describe_violations(violations, call.arguments, declared)
+
+
 def _schema_hash(tool: Tool, cache: dict[str, str]) -> str:
     cached = cache.get(tool.name)
     if cached is None:
         cached = cache[tool.name] = digest(tool.parameters)
     return cached
-
-
-async def run_tools(
-    calls: Sequence[ToolCall] | AssistantMessage,
-    tools: Sequence[ToolLike],
-    *,
-    deps: Any = None,
-    approval: Approval | None = None,
-    observers: Sequence[Observer] = (),
-) -> list[ToolResultMessage]:
-    """Run tool calls without a model, by the same rules as ``exec`` (seed 003).
-
-    Validation, concurrency, call order, timeouts, approval and one result per
-    call are the same as inside ``exec``; a name not in ``tools`` is answered
-    with an error result and never run.
-
-    Args:
-        calls: The calls, or an ``AssistantMessage`` whose calls to run.
-        tools: The tools the calls may name (any tool-like, see ``to_tools``).
-        deps: Given to tools as ``ToolContext.deps``.
-        approval: ``approval(call) -> None | str`` consulted before every call.
-        observers: Receive the trace events of the calls.
-
-    Returns:
-        One ``ToolResultMessage`` per call, in call order.
-
-    Example:
-        >>> from openprogram.messages import ToolCall
-        >>> from openprogram.runtime import run_tools_sync
-        >>> from openprogram.tools import Tool
-        >>> echo = Tool(name="echo", execute=lambda args: args["text"],
-        ...             parameters={"type": "object", "properties": {"text": {"type": "string"}}})
-        >>> run_tools_sync([ToolCall("c1", "echo", {"text": "hello"})], [echo])[0].content
-        'hello'
-    """
-    menu: dict[str, Tool] = {}
-    for tool in to_tools(tools):
-        if tool.name in menu:
-            raise UserError(f"run_tools(tools=...): two tools are named {tool.name!r}; rename one")
-        menu[tool.name] = tool
-    call_list = calls.tool_calls if isinstance(calls, AssistantMessage) else list(calls)
-    scope = parent_scope()  # run inside a tool body: join that run's event tree
-    emitter = Emitter(parent=scope.run if scope is not None else None, observers=observers)
-    batch = Batch(
-        tools=menu, emitter=emitter, runtime=get_current_runtime(), deps=deps, approval=approval
-    )
-    return await run_batch(call_list, batch)
-
-
-def run_tools_sync(
-    calls: Sequence[ToolCall] | AssistantMessage,
-    tools: Sequence[ToolLike],
-    *,
-    deps: Any = None,
-    approval: Approval | None = None,
-    observers: Sequence[Observer] = (),
-) -> list[ToolResultMessage]:
-    """``run_tools`` for plain (non-async) code; works inside a running event loop too."""
-    return run_sync(
-        lambda: run_tools(calls, tools, deps=deps, approval=approval, observers=observers)
-    )

@@ -50,11 +50,16 @@ from openprogram.runtime._bound import bind_runtime
 from openprogram.runtime._executor import Batch, run_batch, skip_calls
 from openprogram.runtime._finale import Again
 from openprogram.runtime._run import RunState
+from openprogram.runtime._spend import charge_model_call, charge_reply
 from openprogram.runtime._stream import StreamTextDelta, StreamThinkingDelta, StreamToolCall
 
 __all__ = ["run_loop"]
 
 _CAP_SKIP = "Not run: this exec reached its limit of model calls (max_iterations)."
+_NONE_SKIP = (
+    "Not run: tool calls are disabled in this exec (tool_choice='none'). "
+    "Answer in text from what you have."
+)
 
 
 async def run_loop(run: RunState) -> Any:
@@ -92,6 +97,9 @@ async def request_reply(run: RunState, choice: ToolChoice) -> AssistantMessage:
     """Step 1: one model call; returns the reply, already appended to the conversation."""
     run.iterations += 1
     run.step_id = f"s{run.iterations}"
+    choice, low = charge_model_call(run, choice)
+    # A reply that ignores tool_choice="none" gets its calls answered, never run.
+    run.withdrawn = (low or _NONE_SKIP) if choice == "none" else None
     tools, parallel = run.scope.menu.core.specs, run.options.parallel_tool_calls
     if run.finale is not None:
         tools, choice, parallel = run.finale.shape(tools, choice, parallel)
@@ -110,7 +118,7 @@ async def request_reply(run: RunState, choice: ToolChoice) -> AssistantMessage:
     run.attempt = 1
     reply = _unique_call_ids(await _consume(run, run.provider.stream(request)), run.call_ids)
     run.messages.append(reply)
-    run.usage += reply.usage
+    charge_reply(run, reply.usage, time.monotonic() - started)
     usage = reply.usage
     run.emit(
         ProviderResponseReceived,
@@ -245,6 +253,9 @@ async def execute_calls(run: RunState, calls: list[ToolCall]) -> None:
     if run.streaming:
         for call in calls:
             run.stream(StreamToolCall, call=call)
+    if run.withdrawn is not None:  # the request allowed no calls: one result each, none run
+        run.messages.extend(skip_calls(calls, run, "tools_withdrawn", run.withdrawn))
+        return
     menu = scope.menu.core
     batch = Batch(
         tools=menu.tools,
@@ -258,6 +269,9 @@ async def execute_calls(run: RunState, calls: list[ToolCall]) -> None:
         depth_limit=runtime.max_depth if scope.depth >= runtime.max_depth else None,
         interrupted=runtime.steering_pending if run.parent is None else None,
         failures=run.failures,
+        ledger=scope.ledger,
+        depth=scope.depth,
+        max_depth=runtime.max_depth,
     )
     with use_current_tools(scope), use_current_runtime(runtime):
         results = await run_batch(calls, batch)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, TypedDict
 
 from openprogram._keywords import reject_unknown
+from openprogram.budget import Budget
 from openprogram.exceptions import UserError
 from openprogram.providers.base import ToolChoice
 from openprogram.structured import StructuredFallback
@@ -44,6 +45,7 @@ class CommonExecKwargs(TypedDict, total=False):
     timeout_s: float | None
     model: str | None
     on_max_iterations: OnMaxIterations
+    budget: Budget | None
 
 
 class ExecKwargs(CommonExecKwargs, total=False):
@@ -85,6 +87,8 @@ class ExecOptions:
     """Overrides the runtime's and the provider's model."""
     on_max_iterations: OnMaxIterations = "return"
     """What to do when the cap is reached: ``"return"``, ``"raise"`` or ``"finish"``."""
+    budget: Budget | None = None
+    """Tightens the run tree's budget for this exec and every exec nested in it."""
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping[str, Any]) -> ExecOptions:
@@ -118,6 +122,11 @@ class ExecOptions:
                 f"exec(tools=..., toolset={self.toolset!r}): pass one or the other — tools= is "
                 "an explicit list, toolset= picks a preset from the registry"
             )
+        if not isinstance(self.parallel_tool_calls, bool):
+            raise UserError(
+                f"exec(parallel_tool_calls={self.parallel_tool_calls!r}) must be True or False "
+                "(a bool, not a string or number)"
+            )
         if isinstance(self.max_iterations, bool) or not isinstance(self.max_iterations, int):
             raise UserError(f"exec(max_iterations=...) must be an int, got {self.max_iterations!r}")
         if self.on_max_iterations not in ("return", "raise", "finish"):
@@ -128,6 +137,11 @@ class ExecOptions:
         if self.timeout_s is not None and not self.timeout_s > 0:
             raise UserError(
                 f"exec(timeout_s={self.timeout_s!r}) must be a positive number of seconds"
+            )
+        if self.budget is not None and not isinstance(self.budget, Budget):
+            raise UserError(
+                f"exec(budget={self.budget!r:.80}) must be an openprogram.Budget or None, "
+                "e.g. budget=Budget(model_calls=20)"
             )
         _check_tool_choice(self.tool_choice)
         self._check_finale()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from openprogram.budget import BudgetUsage
 from openprogram.events import Event
 from openprogram.messages import AssistantMessage, Message, Usage
 
@@ -24,12 +25,16 @@ class RunResult:
     messages: tuple[Message, ...]
     """The conversation of the run: user content, replies, tool results, steering, follow-ups."""
     usage: Usage
-    """Tokens of all model calls of the run (nested runs not included)."""
+    """Tokens of all model calls of the run and of the runs nested in it (the outermost
+    run's covers the whole tree)."""
+    budget_usage: BudgetUsage
+    """What the run tree had spent against its budget when this run ended."""
     iterations: int
     """Model calls made."""
     stop_reason: str
     """``"stop"`` (a text answer), ``"max_iterations"``, ``"aborted"``, ``"error"``,
-    ``"timeout"``, or the final reply's own reason (``"length"``, ``"refusal"``, ...)."""
+    ``"timeout"``, ``"budget"`` (it raised ``BudgetExceeded``), or the final reply's own
+    reason (``"length"``, ``"refusal"``, ...)."""
     events: tuple[Event, ...]
     """Trace events of the run and of the runs nested in it, in emission order."""
 

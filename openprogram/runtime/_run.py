@@ -114,7 +114,7 @@ class RunState(Emitter):
         options: The exec's validated options.
         scope: Its tool scope (set right after construction).
         messages: The conversation so far, oldest first.
-        usage: Tokens of its model calls.
+        usage: Tokens of its model calls and of the runs nested in it.
         iterations: Model calls made.
         stop_reason: Why it ended (updated as it goes).
         failures: Failed-call counts by (name, arguments) for the repeated-failure rule.
@@ -124,6 +124,10 @@ class RunState(Emitter):
         system: The system prompt without the deferred-tool catalog.
         deadline: ``time.monotonic()`` by which the exec must end, or ``None``.
         started: ``time.monotonic()`` at its start.
+        reserved: Whether the run still holds the model call its budget keeps for its answer.
+        told_to_answer: Whether the budget already asked the model to answer now.
+        withdrawn: Why the last request allowed no tool calls (the text answering any
+            call its reply still made), or ``None`` when calls may run.
     """
 
     __slots__ = (
@@ -138,12 +142,15 @@ class RunState(Emitter):
         "options",
         "output",
         "provider",
+        "reserved",
         "runtime",
         "scope",
         "started",
         "stop_reason",
         "system",
+        "told_to_answer",
         "usage",
+        "withdrawn",
     )
 
     def __init__(
@@ -180,6 +187,9 @@ class RunState(Emitter):
         self.started = time.monotonic()
         self.scope: ToolScope
         self.finale: Finale | None = None
+        self.withdrawn: str | None = None
+        self.reserved = False
+        self.told_to_answer = False
 
     def request_system(self) -> str | None:
         """The system prompt of the next request: the base prompt plus the deferred catalog."""
@@ -205,6 +215,7 @@ class RunState(Emitter):
             output=self.output,
             messages=tuple(self.messages),
             usage=self.usage,
+            budget_usage=self.scope.ledger.root.usage(),
             iterations=self.iterations,
             stop_reason=self.stop_reason,
             events=tuple(self.events),

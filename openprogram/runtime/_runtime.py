@@ -13,9 +13,10 @@ from contextlib import AbstractContextManager
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, Unpack, overload
 
+from openprogram.budget import Budget
 from openprogram.context import get_current_frame, use_current_runtime
 from openprogram.events import AgentEnd, AgentInvoked, Observer, digest, size_bytes
-from openprogram.exceptions import ConfigurationError, UserError
+from openprogram.exceptions import BudgetExceeded, ConfigurationError, UserError
 from openprogram.messages import UserMessage, user_content
 from openprogram.providers import default_model_string, resolve_provider
 from openprogram.providers.base import Provider
@@ -29,6 +30,7 @@ from openprogram.runtime._options import CommonExecKwargs, ExecKwargs, ExecOptio
 from openprogram.runtime._result import RunResult
 from openprogram.runtime._run import RunState, Sink
 from openprogram.runtime._scope import ToolScope, build_scope, check_forced_choice
+from openprogram.runtime._spend import budget_timeout, close_budget, open_budget
 from openprogram.runtime._stream import QueueSink, StreamEvent, StreamFinal
 from openprogram.runtime._sync import run_sync
 
@@ -72,6 +74,8 @@ class Runtime:
         on_stream: Receives every stream event of every exec (may run on worker threads).
         trace_payloads: Put argument/result values into events (off: hashes and sizes only).
         max_depth: How deep execs may nest inside tool bodies.
+        budget: Limits for each top-level exec's whole run tree (``openprogram.Budget``);
+            ``None`` uses the defaults (finite agentic calls and threads).
 
     Example:
         >>> from openprogram.testing import ScriptedProvider
@@ -97,8 +101,11 @@ class Runtime:
         on_stream: Callable[[StreamEvent], object] | None = None,
         trace_payloads: bool = False,
         max_depth: int = 8,
+        budget: Budget | None = None,
     ) -> None:
         _check_arguments(provider, observers, max_retries, approval, on_stream, max_depth)
+        if budget is not None and not isinstance(budget, Budget):
+            raise UserError(f"Runtime(budget={budget!r:.80}) must be an openprogram.Budget or None")
         self._provider = provider if not isinstance(provider, str) else None
         self._provider_spec = provider if isinstance(provider, str) else None
         self.model = model
@@ -111,6 +118,7 @@ class Runtime:
         self.on_stream = on_stream
         self.trace_payloads = trace_payloads
         self.max_depth = max_depth
+        self.budget = budget
         self.last_run: RunResult | None = None
         """The record of the most recently finished exec of this runtime (nested ones included)."""
         self._steering: deque[UserMessage] = deque()
@@ -198,8 +206,8 @@ class Runtime:
             content: A string, or a list of blocks (text, ``{"type": "image", ...}``).
             **options: ``tools``, ``toolset``, ``tools_source``, ``tools_allow``,
                 ``tools_deny``, ``tool_choice``, ``parallel_tool_calls``,
-                ``max_iterations``, ``timeout_s``, ``model``, ``on_max_iterations``
-                (see ``ExecOptions`` for each).
+                ``max_iterations``, ``timeout_s``, ``model``, ``on_max_iterations``,
+                ``budget`` (see ``ExecOptions`` for each).
 
         Returns:
             The text of the final answer; with ``response_format=`` the validated
@@ -210,6 +218,7 @@ class Runtime:
             ConfigurationError: No provider is configured.
             LLMError: The provider failed (after its retries).
             MaxIterationsExceeded: The cap was hit with ``on_max_iterations="raise"``.
+            BudgetExceeded: The run tree spent a limit of its budget (``budget=``).
             TimeoutError: ``timeout_s`` (or an enclosing exec's deadline) expired.
         """
         parsed = ExecOptions.from_kwargs(options)
@@ -299,6 +308,7 @@ class Runtime:
             deadline=_deadline(options.timeout_s, parent.run.deadline if parent else None),
         )
         run.scope = build_scope(runtime=self, options=options, parent=parent, run=run)
+        run.deadline = _earliest(run.deadline, run.scope.ledger.deadline_of_tree)
         check_forced_choice(options.forced_name, run.scope.menu, options.tool_choice)
         core = run.scope.menu.core
         run.finale = Finale.of(options, run.provider, (*core.names, *core.deferred_names))
@@ -307,10 +317,15 @@ class Runtime:
         self._invoked(run, message)
         finished = False
         try:
+            open_budget(run)
             output = await self._drive(run)
             finished = True
             return output
+        except BudgetExceeded:
+            run.stop_reason = "budget"
+            raise
         finally:
+            close_budget(run)
             self._ended(run, finished)
 
     async def _drive(self, run: RunState) -> Any:
@@ -325,6 +340,8 @@ class Runtime:
             if not timeout.expired():
                 raise
             run.stop_reason = "timeout"
+            if (spent := budget_timeout(run)) is not None:
+                raise spent from None
             raise TimeoutError(
                 f"exec timed out: it did not finish within its deadline (timeout_s="
                 f"{run.options.timeout_s}, or an enclosing exec's) after {run.iterations} model "
@@ -455,6 +472,10 @@ def _deadline(timeout_s: float | None, inherited: float | None) -> float | None:
     if own is None or inherited is None:
         return own if own is not None else inherited
     return min(own, inherited)
+
+
+def _earliest(a: float | None, b: float | None) -> float | None:
+    return b if a is None else a if b is None else min(a, b)
 
 
 def _loop_time(deadline: float) -> float:

@@ -29,6 +29,7 @@ from openprogram.gates import (
 )
 from openprogram.providers.base import ToolSpec
 from openprogram.registry import Registry
+from openprogram.runtime._budget import Ledger
 from openprogram.runtime._options import ExecOptions
 from openprogram.tools import Tool, ToolContext, ToolResult, to_tools
 
@@ -170,9 +171,10 @@ class ToolScope:
         run: The run this scope belongs to.
         menu: The current menu (replaced when ``tool_search`` loads tools).
         parent: The scope of the exec whose tool body started this one (``None`` at top level).
+        ledger: The run tree's budget, shared with every exec nested in this one.
     """
 
-    __slots__ = ("_deps", "candidates", "depth", "menu", "parent", "policy", "run")
+    __slots__ = ("_deps", "candidates", "depth", "ledger", "menu", "parent", "policy", "run")
 
     def __init__(
         self,
@@ -182,8 +184,10 @@ class ToolScope:
         depth: int,
         run: RunState,
         deps: Any,
+        ledger: Ledger,
         parent: ToolScope | None = None,
     ) -> None:
+        self.ledger = ledger
         self.policy = policy
         self.parent = parent
         self.candidates = candidates
@@ -244,8 +248,19 @@ def build_scope(
         depth=parent.depth + 1 if parent is not None else 1,
         run=run,
         deps=runtime.deps,
+        ledger=_ledger(runtime, options, parent),
         parent=parent,
     )
+
+
+def _ledger(runtime: Any, options: ExecOptions, parent: ToolScope | None) -> Ledger:
+    """The budget a new exec charges: a new tree's, or its parent's, tightened by its own."""
+    if parent is None:
+        return Ledger.open(runtime.budget, options.budget)
+    ledger = parent.ledger
+    if runtime is not parent.run.runtime:  # another runtime's own budget applies inside too
+        ledger = ledger.narrow(runtime.budget)
+    return ledger.narrow(options.budget)
 
 
 def parent_scope() -> ToolScope | None:

@@ -298,7 +298,8 @@ def test_a_timed_out_run_ends_its_unfinished_tool_spans(traced: Traced) -> None:
     with pytest.raises(TimeoutError):
         rt.exec("go", tools=[slow], timeout_s=0.1)
     tool = traced.one("execute_tool slow")
-    assert (attrs(tool)["error.type"], tool.status.status_code) == ("aborted", StatusCode.ERROR)
+    # The cancelled call now closes with its own ToolCallFailed(failure="cancelled").
+    assert (attrs(tool)["error.type"], tool.status.status_code) == ("cancelled", StatusCode.ERROR)
     assert attrs(traced.one("invoke_agent"))["error.type"] == "timeout"
     assert repr(traced.observer) == "OpenTelemetryObserver(open_runs=0, open_calls=0)"
 

@@ -8,7 +8,8 @@ import importlib
 import pytest
 
 MODULES = [
-    "openprogram.runtime._executor",
+    "openprogram.runtime._run_tools",
+    "openprogram.budget",
     "openprogram.runtime._runtime",
     "openprogram.testing",
     "openprogram.testing._fakes",

@@ -185,16 +185,18 @@ def test_timeout_s_bounds_retries_of_a_failing_provider() -> None:
     with WireServer() as wire:
         limited = _error("openai", 503, "busy")
         limited.headers = {"retry-after-ms": "100"}
-        wire.push(*[limited] * 20)
+        wire.push(*[limited] * 60)
         provider = OpenAIProvider(base_url=f"{wire.url}/v1", api_key="k-test", model="m")
-        rt = Runtime(provider, max_retries=50)
+        rt = Runtime(provider, max_retries=100)
         started = time.monotonic()
         with pytest.raises((LLMError, TimeoutError)):
-            rt.exec("go", tools=[], timeout_s=0.35)
+            rt.exec("go", tools=[], timeout_s=1.2)
         elapsed = time.monotonic() - started
         attempts = len(wire.requests)
-    assert elapsed < 0.35 + 1.5
-    assert 2 <= attempts <= 5  # about one per 100 ms, then the deadline: never all 20
+    assert elapsed < 1.2 + 2.5
+    # About one attempt per 100 ms until the deadline (a loaded machine makes fewer), never
+    # all 60: the retries stop at the deadline, not at max_retries or the scripted errors.
+    assert 2 <= attempts <= 14
 
 
 def test_cancelling_during_a_streaming_http_call_returns_and_closes_the_connection() -> None:
