@@ -136,9 +136,8 @@ class Policy:
         ``allow`` caps intersect (``None`` = no cap), sources accumulate (an
         inner source adds to the outer one, never replaces it; ``source_trail``
         keeps the order they were met in) and ``only_available`` stays on
-        once on. ``toolset`` is the inner one (an
-        inner exec without ``tools=`` inherits the outer *menu* from the
-        runtime, not a toolset). ``loaded`` is the union, so deferred tools
+        once on. ``toolset`` is the inner one (an inner exec without
+        ``tools=`` inherits the outer *menu* from the runtime, not a toolset). ``loaded`` is the union, so deferred tools
         loaded outside are loaded inside too — loading never bypasses a veto.
         """
         if self.allow is None:
