@@ -27,13 +27,12 @@ def _trail(inherited: Iterable[str] | None, source: str | None) -> tuple[str, ..
 
     A set has no order of its own, so its names are taken sorted.
     """
-    names = _names(inherited, "inherited_sources")  # checks the items are strings
-    if isinstance(inherited, str):
-        ordered: tuple[str, ...] = (inherited,)
-    elif isinstance(inherited, Set) or inherited is None:
-        ordered = tuple(sorted(names))
+    ordered: tuple[str, ...]
+    if inherited is None or isinstance(inherited, str | Set):
+        ordered = tuple(sorted(_names(inherited, "inherited_sources")))
     else:
-        ordered = tuple(inherited)
+        ordered = tuple(inherited)  # once: it may be an iterator
+        _names(ordered, "inherited_sources")  # only strings
     if source is not None:
         ordered = (*ordered, source)
     last = {name: index for index, name in enumerate(ordered)}
@@ -136,10 +135,10 @@ class Policy:
         ``allow`` caps intersect (``None`` = no cap), sources accumulate (an
         inner source adds to the outer one, never replaces it; ``source_trail``
         keeps the order they were met in) and ``only_available`` stays on
-        once on. ``toolset`` is the inner one (an
-        inner exec without ``tools=`` inherits the outer *menu* from the
-        runtime, not a toolset). ``loaded`` is the union, so deferred tools
-        loaded outside are loaded inside too — loading never bypasses a veto.
+        once on. ``toolset`` is the inner one (an inner exec without
+        ``tools=`` inherits the outer *menu* from the runtime, not a toolset).
+        ``loaded`` is the union, so deferred tools loaded outside are loaded
+        inside too — loading never bypasses a veto.
         """
         if self.allow is None:
             allow = inner.allow

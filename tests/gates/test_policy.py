@@ -125,3 +125,33 @@ def test_narrowing_by_an_empty_inner_policy_keeps_every_veto(
         outer.sources,
     )
     assert got.toolset == toolset
+
+
+_chain = st.lists(st.sampled_from(["cli", "web", "chat", "public"]) | st.none(), max_size=6)
+
+
+@given(_chain)
+def test_the_source_trail_lists_every_source_in_force_innermost_last(
+    chain: list[str | None],
+) -> None:
+    policy = Policy()
+    for source in chain:
+        policy = policy.narrow(Policy(source=source))
+    trail = policy.source_trail
+    assert set(trail) == policy.sources
+    assert len(trail) == len(set(trail))
+    assert trail[-1:] == ((policy.source,) if policy.source is not None else ())
+    met = [s for s in chain if s is not None]
+    assert list(trail) == sorted(
+        set(met), key=lambda s: max(i for i, m in enumerate(met) if m == s)
+    )
+    assert policy.replace(loaded=["x"]).source_trail == trail
+
+
+def test_inherited_sources_keep_their_order_even_from_an_iterator() -> None:
+    policy = Policy(source="c", inherited_sources=(s for s in ["b", "a"]))
+    assert policy.source_trail == ("b", "a", "c")
+    assert policy.inherited_sources == frozenset({"a", "b"})
+    assert Policy(inherited_sources={"b", "a"}).source_trail == ("a", "b")
+    with pytest.raises(UserError, match="inherited_sources"):
+        Policy(inherited_sources=[1])  # type: ignore[list-item]
