@@ -355,9 +355,9 @@ class AgentEnd(Event):
     duration_ms: float
     """Wall time of the run."""
     input_tokens: int
-    """Prompt tokens of all its model calls."""
+    """Prompt tokens of all its model calls and of the runs nested in it."""
     output_tokens: int
-    """Generated tokens of all its model calls."""
+    """Generated tokens of all its model calls and of the runs nested in it."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -14,6 +14,8 @@ from openprogram.events import (
     AgentEnd,
     AgentInvoked,
     AgentResponseReceived,
+    BudgetExhausted,
+    BudgetWarning,
     Event,
     MaxIterationsReached,
     ProviderError,
@@ -81,6 +83,8 @@ class OpenTelemetryObserver:
             ToolsResolved: self._tools_resolved,
             AgentResponseReceived: self._answered,
             MaxIterationsReached: self._max_iterations,
+            BudgetWarning: self._budget,
+            BudgetExhausted: self._budget,
             AgentEnd: self._ended,
             ProviderRequestSent: bind(_model.request_sent),
             ProviderResponseReceived: bind(_model.response_received),
@@ -194,6 +198,21 @@ class OpenTelemetryObserver:
         run.span.add_event(
             "openprogram.max_iterations",
             {"openprogram.iterations": event.iterations, "openprogram.action": event.action},
+            timestamp=ns(event.at),
+        )
+
+    def _budget(self, event: BudgetWarning | BudgetExhausted) -> None:
+        run = self._spans.run(event.run_id)
+        if run is None:
+            return
+        name = "warning" if isinstance(event, BudgetWarning) else "exhausted"
+        run.span.add_event(
+            f"openprogram.budget.{name}",
+            {
+                "openprogram.budget.limit": event.limit,
+                "openprogram.budget.used": event.used,
+                "openprogram.budget.allowed": event.allowed,
+            },
             timestamp=ns(event.at),
         )
 

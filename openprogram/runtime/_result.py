@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from openprogram.budget import BudgetUsage
@@ -27,7 +27,7 @@ class RunResult:
     usage: Usage
     """Tokens of all model calls of the run and of the runs nested in it (the outermost
     run's covers the whole tree)."""
-    budget_usage: BudgetUsage
+    budget_usage: BudgetUsage = field(default_factory=BudgetUsage)
     """What the run tree had spent against its budget when this run ended."""
     iterations: int
     """Model calls made."""

@@ -258,7 +258,7 @@ def _ledger(runtime: Any, options: ExecOptions, parent: ToolScope | None) -> Led
     if parent is None:
         return Ledger.open(runtime.budget, options.budget)
     ledger = parent.ledger
-    if runtime is not parent.run.runtime:  # another runtime's own budget applies inside too
+    if runtime.budget is not parent.run.runtime.budget:  # another runtime's own budget applies
         ledger = ledger.narrow(runtime.budget)
     return ledger.narrow(options.budget)
 

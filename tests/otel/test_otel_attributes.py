@@ -14,6 +14,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind, StatusCode
 
 import openprogram.otel._observer
+from openprogram import Budget, BudgetExceeded
 from openprogram.decorators import agentic_function, function
 from openprogram.events import Event, ProviderResponseReceived, ToolCallCompleted
 from openprogram.exceptions import LLMError
@@ -342,3 +343,23 @@ def test_an_observer_on_the_global_provider_pickles_as_a_fresh_one(traced: Trace
     assert repr(copy) == "OpenTelemetryObserver(open_runs=0, open_calls=0)"
     with pytest.raises(TypeError, match="own tracer_provider cannot be pickled"):
         pickle.dumps(traced.observer)
+
+
+def test_budget_warnings_and_exhaustion_are_run_span_events(traced: Traced) -> None:
+    @function(register_globally=False)
+    def ping() -> str:
+        """Ping."""
+        return "pong"
+
+    greedy = FunctionProvider(lambda request: call("ping"))  # ignores the withdrawal
+    rt = Runtime(greedy, observers=[traced.observer], budget=Budget(model_calls=2))
+    with pytest.raises(BudgetExceeded):
+        rt.exec("go", tools=[ping])
+    run = traced.one("invoke_agent")
+    names = [e.name for e in run.events]
+    assert "openprogram.budget.warning" in names
+    assert "openprogram.budget.exhausted" in names
+    exhausted = next(e for e in run.events if e.name == "openprogram.budget.exhausted")
+    assert exhausted.attributes is not None
+    assert exhausted.attributes["openprogram.budget.limit"] == "model_calls"
+    assert (attrs(run)["error.type"], run.status.status_code) == ("budget", StatusCode.ERROR)

@@ -325,3 +325,20 @@ def test_budget_options_must_be_budgets() -> None:
     rt = Runtime(ScriptedProvider(["x"]))
     with pytest.raises(UserError, match="budget"):
         rt.exec("x", tools=[], budget=3)  # type: ignore[arg-type]
+
+
+def test_a_nested_exec_of_another_runtime_is_bound_by_its_budget_too() -> None:
+    def answer(request: ProviderRequest) -> Any:
+        return "inner done" if request.tool_choice == "none" else call("echo", text="x")
+
+    inner = Runtime(FunctionProvider(answer), budget=Budget(model_calls=2))
+
+    @agentic_function(register_globally=False)
+    def sub() -> str:
+        """Delegate to another runtime."""
+        return str(inner.exec("inner", tools=[echo]))
+
+    outer = Runtime(ScriptedProvider([call("sub"), "outer done"]))
+    assert outer.exec("outer", tools=[sub]) == "outer done"
+    assert inner.last_run is not None
+    assert inner.last_run.iterations == 2  # its own Runtime(budget=...) applied inside the tree
