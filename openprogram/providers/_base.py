@@ -30,7 +30,7 @@ from openprogram.providers._http import (
 )
 from openprogram.providers._reply import ReplyBuilder
 from openprogram.providers._retry import Backoff, deadline_error, with_retries
-from openprogram.providers._wire import load_json, message_events, set_message
+from openprogram.providers._wire import EXCERPT_CHARS, load_json, message_events, set_message
 from openprogram.providers.base import (
     ProviderEvent,
     ProviderRequest,
@@ -45,6 +45,9 @@ __all__ = ["Decoder", "HttpProvider", "StreamParser"]
 T = TypeVar("T")
 _CONTENT = (TextDelta, ThinkingDelta, ToolCallDelta)
 _MAX_ERROR_BODY = 64 * 1024
+_READ_CAP = _MAX_ERROR_BODY + 16 * 1024
+# An error body is read up to the cap plus a margin longer than any key, scrubbed whole,
+# then cut to the cap: a key straddling the cap is whole when it is scrubbed.
 _HINTS = {
     "auth": "check the API key or credentials and that they may use this model",
     "rate_limit": "slow down, or raise the account's rate limit or quota",
@@ -325,10 +328,12 @@ class HttpProvider:
 
     async def _status_failure(self, response: httpx.Response, deadline: float | None) -> LLMError:
         try:
-            body = await self._guard(response.aread(), deadline, "while reading the error")
+            body = await self._guard(_read_head(response), deadline, "while reading the error")
         except LLMError:
             body = b""  # the status alone still classifies the failure; the body was a bonus
-        err = self._classify(response.status_code, response.headers, body[:_MAX_ERROR_BODY])
+        # Scrub the whole head before cutting it, so no cut can leave part of a key.
+        body = Redactor(self._secrets()).scrub_bytes(body)[:_MAX_ERROR_BODY]
+        err = self._classify(response.status_code, response.headers, body)
         hint = _HINTS.get(err.reason)
         if hint:
             set_message(err, f"{err.message} ({hint})")
@@ -405,7 +410,19 @@ class HttpProvider:
         set_message(err, redact(err.message))
         if err.provider_message is not None:
             err.provider_message = redact(err.provider_message)
+        if err.body_excerpt is not None:
+            err.body_excerpt = redact.cut(err.body_excerpt, EXCERPT_CHARS)
         return err
+
+
+async def _read_head(response: httpx.Response) -> bytes:
+    """At most ``_READ_CAP`` bytes of a body; the rest is never read (the caller closes)."""
+    head = bytearray()
+    async for chunk in response.aiter_bytes():
+        head += chunk
+        if len(head) >= _READ_CAP:
+            break
+    return bytes(head[:_READ_CAP])
 
 
 def _discard(aw: Awaitable[Any]) -> None:

@@ -57,7 +57,11 @@ def to_timeout(timeout: float | httpx.Timeout | None) -> httpx.Timeout:
 
 
 class Redactor:
-    """Replaces secrets (API keys, tokens) in text that may reach an error message."""
+    """Replaces secrets (API keys, tokens) in text that may reach an error message.
+
+    Always scrub a whole text before cutting it (``cut``): a key that straddles
+    the cut would otherwise survive in part, no longer matching the whole key.
+    """
 
     def __init__(self, secrets: Iterable[str | None]) -> None:
         self._secrets = sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True)
@@ -66,6 +70,16 @@ class Redactor:
         for secret in self._secrets:
             text = text.replace(secret, "***")
         return text
+
+    def cut(self, text: str, limit: int) -> str:
+        """``text`` scrubbed, then cut to ``limit`` characters."""
+        return self(text)[:limit]
+
+    def scrub_bytes(self, data: bytes) -> bytes:
+        """``data`` (UTF-8, as far as it decodes) with every secret replaced."""
+        if not self._secrets:
+            return data
+        return self(data.decode("utf-8", errors="replace")).encode()
 
 
 def retry_after_s(headers: httpx.Headers) -> float | None:

@@ -31,7 +31,12 @@ from openprogram.providers._base import Decoder, HttpOptions, HttpProvider, Stre
 from openprogram.providers._http import event_error
 from openprogram.providers._reply import ReplyBuilder
 from openprogram.providers._sse import SSEDecoder, SSEEvent
-from openprogram.providers._wire import forced_tool_name, load_json, tool_parameters
+from openprogram.providers._wire import (
+    forced_tool_name,
+    load_json,
+    shape_error,
+    tool_parameters,
+)
 from openprogram.providers.base import ProviderEvent, ProviderRequest, ToolChoice
 
 __all__ = ["ANTHROPIC_BASE_URL", "ANTHROPIC_VERSION", "AnthropicProvider"]
@@ -237,7 +242,7 @@ def parse_message(data: Any) -> AssistantMessage:
     """A whole Messages response as an ``AssistantMessage``."""
     _raise_if_error(data)
     if not isinstance(data, dict) or not isinstance(data.get("content"), list):
-        raise event_error(f"the response has no content: {str(data)[:200]}", None)
+        raise shape_error("content", data)
     builder = ReplyBuilder()
     builder.model = data.get("model")
     builder.usage = anthropic_usage(data.get("usage") or {})

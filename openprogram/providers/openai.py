@@ -37,6 +37,7 @@ from openprogram.providers._wire import (
     json_arguments,
     load_json,
     safe_name,
+    shape_error,
     tool_parameters,
     undo_strict,
 )
@@ -254,7 +255,7 @@ def parse_chat_completion(data: Any) -> AssistantMessage:
     """A whole ``chat.completion`` object as an ``AssistantMessage``."""
     _raise_if_error(data)
     if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
-        raise event_error(f"the response has no choices: {str(data)[:200]}", None)
+        raise shape_error("choices", data)
     builder = ReplyBuilder()
     builder.model = data.get("model")
     if isinstance(data.get("usage"), dict):

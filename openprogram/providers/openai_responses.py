@@ -41,6 +41,7 @@ from openprogram.providers._wire import (
     json_arguments,
     load_json,
     safe_name,
+    shape_error,
     tool_parameters,
     undo_strict,
 )
@@ -202,7 +203,7 @@ def parse_response(data: Any) -> AssistantMessage:
     if not isinstance(data, dict) or not isinstance(data.get("output"), list):
         if isinstance(data, dict) and data.get("error"):
             _raise_failed(data)
-        raise event_error(f"the response has no output: {str(data)[:200]}", None)
+        raise shape_error("output", data)
     _raise_failed(data)
     return _message(data, data["output"])
 

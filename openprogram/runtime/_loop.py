@@ -215,6 +215,7 @@ def _provider_error(run: RunState, error: LLMError, *, retrying: bool, attempt: 
         http_status=error.http_status,
         retrying=retrying,
         attempt=attempt,
+        body_excerpt=error.body_excerpt if run.trace_payloads else None,
     )
 
 
