@@ -40,7 +40,10 @@ from openprogram.providers.base import (
     ToolCallDelta,
 )
 
-__all__ = ["Decoder", "HttpProvider", "StreamParser"]
+__all__ = ["MAX_BODY_BYTES", "Decoder", "HttpProvider", "StreamParser"]
+
+MAX_BODY_BYTES = 64 * 1024 * 1024
+"""Largest whole (non-streamed) reply body read; a larger one is an ``LLMError``."""
 
 T = TypeVar("T")
 _CONTENT = (TextDelta, ThinkingDelta, ToolCallDelta)
@@ -314,11 +317,13 @@ class HttpProvider:
         deadline = request.deadline
         if response.status_code >= 400:
             raise await self._status_failure(response, deadline)
-        if self._stream:
+        if self._stream and not _is_json(response):
             async for event in self._read_stream(response, request):
                 yield event
             return
-        body = await self._guard(response.aread(), deadline, "while reading the response")
+        # Also a plain JSON reply to a streaming request: some OpenAI-compatible servers
+        # ignore "stream": true, and an error object may come with status 200.
+        body = await self._guard(_read_whole(response), deadline, "while reading the response")
         message = self._finalize(
             self._parse(load_json(body, "the response body"), request), request
         )
@@ -413,6 +418,26 @@ class HttpProvider:
         if err.body_excerpt is not None:
             err.body_excerpt = redact.cut(err.body_excerpt, EXCERPT_CHARS)
         return err
+
+
+def _is_json(response: httpx.Response) -> bool:
+    kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    return kind == "application/json" or kind.endswith("+json")
+
+
+async def _read_whole(response: httpx.Response) -> bytes:
+    """A whole reply body, at most ``MAX_BODY_BYTES`` (a larger one is an ``LLMError``)."""
+    body = bytearray()
+    async for chunk in response.aiter_bytes():
+        body += chunk
+        if len(body) > MAX_BODY_BYTES:
+            raise LLMError(
+                f"the response body is larger than {MAX_BODY_BYTES:,} bytes, the limit of "
+                "one reply",
+                reason="server",
+                retryable=False,
+            )
+    return bytes(body)
 
 
 async def _read_head(response: httpx.Response) -> bytes:
