@@ -421,7 +421,7 @@ class HttpProvider:
 
 
 def _is_json(response: httpx.Response) -> bool:
-    kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    kind = str(response.headers.get("content-type", "")).split(";")[0].strip().lower()
     return kind == "application/json" or kind.endswith("+json")
 
 
