@@ -14,6 +14,7 @@ import json
 import os
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Mapping
+from dataclasses import replace
 from typing import Any, ClassVar, Protocol, TypedDict, TypeVar
 
 import httpx
@@ -29,6 +30,7 @@ from openprogram.providers._http import (
     to_timeout,
 )
 from openprogram.providers._reply import ReplyBuilder
+from openprogram.providers._retry import EXEC_HINT as _EXEC_HINT
 from openprogram.providers._retry import Backoff, deadline_error, with_retries
 from openprogram.providers._wire import EXCERPT_CHARS, load_json, message_events, set_message
 from openprogram.providers.base import (
@@ -40,7 +42,11 @@ from openprogram.providers.base import (
     ToolCallDelta,
 )
 
-__all__ = ["MAX_BODY_BYTES", "Decoder", "HttpProvider", "StreamParser"]
+__all__ = ["DEFAULT_TOTAL_TIMEOUT_S", "MAX_BODY_BYTES", "Decoder", "HttpProvider", "StreamParser"]
+
+DEFAULT_TOTAL_TIMEOUT_S = 900.0
+"""A call (all attempts) ends within 15 minutes when the exec sets no ``timeout_s``: the read
+timeout alone restarts with every byte, so a server trickling bytes could hold it forever."""
 
 MAX_BODY_BYTES = 64 * 1024 * 1024
 """Largest whole (non-streamed) reply body read; a larger one is an ``LLMError``."""
@@ -102,6 +108,9 @@ class HttpOptions(TypedDict, total=False):
     """Retries of retryable failures (default 4)."""
     timeout: float | httpx.Timeout | None
     """Seconds per read (connect capped at 10 s), or an ``httpx.Timeout``."""
+    total_timeout_s: float | None
+    """Seconds one call may take in all, retries included (default 900); the exec's
+    ``timeout_s`` still wins when it ends sooner. ``None``: no limit of the provider's own."""
     backoff_base_s: float
     """First retry's maximum delay; doubles per retry (full jitter)."""
     backoff_max_s: float
@@ -135,6 +144,7 @@ class HttpProvider:
         stream: bool = True,
         max_retries: int = 4,
         timeout: float | httpx.Timeout | None = None,
+        total_timeout_s: float | None = DEFAULT_TOTAL_TIMEOUT_S,
         backoff_base_s: float = 0.5,
         backoff_max_s: float = 20.0,
         extra_body: Mapping[str, Any] | None = None,
@@ -143,6 +153,11 @@ class HttpProvider:
     ) -> None:
         if max_retries < 0:
             raise ValueError(f"max_retries must be >= 0, got {max_retries}")
+        if total_timeout_s is not None and not total_timeout_s > 0:
+            raise ValueError(
+                f"total_timeout_s must be > 0 seconds (or None for no limit), got {total_timeout_s}"
+            )
+        self._total_timeout_s = total_timeout_s
         self._model = model
         self._api_key = api_key
         env_url = os.environ.get(self.base_url_env) if self.base_url_env else None
@@ -169,6 +184,11 @@ class HttpProvider:
     def model(self) -> str | None:
         """The default model id."""
         return self._model
+
+    @property
+    def total_timeout_s(self) -> float | None:
+        """Seconds one call may take in all when the exec gives no sooner deadline."""
+        return self._total_timeout_s
 
     @property
     def base_url(self) -> str:
@@ -214,20 +234,41 @@ class HttpProvider:
         data = json.dumps(body, ensure_ascii=False).encode()
         url = self._url(model, self._stream)
         retries = self._max_retries if request.max_retries is None else request.max_retries
+        request, own = self._bounded(request)
 
         def attempt() -> AsyncGenerator[ProviderEvent, None]:
             return self._attempt(url, headers, data, request)
 
-        async for event in with_retries(
-            attempt,
-            body_size=len(data),
-            max_retries=retries,
-            deadline=request.deadline,
-            backoff=self._backoff,
-            provider=self._name,
-            model=model,
-        ):
-            yield event
+        try:
+            async for event in with_retries(
+                attempt,
+                body_size=len(data),
+                max_retries=retries,
+                deadline=request.deadline,
+                backoff=self._backoff,
+                provider=self._name,
+                model=model,
+            ):
+                yield event
+        except LLMError as err:
+            if own and err.reason == "timeout" and not err.retryable:
+                set_message(err, err.message.replace(_EXEC_HINT, self._own_hint()))
+            raise
+
+    def _bounded(self, request: ProviderRequest) -> tuple[ProviderRequest, bool]:
+        """The request with the provider's total deadline applied; whether it is the binding one."""
+        if self._total_timeout_s is None:
+            return request, False
+        own = time.monotonic() + self._total_timeout_s
+        if request.deadline is not None and request.deadline <= own:
+            return request, False
+        return replace(request, deadline=own), True
+
+    def _own_hint(self) -> str:
+        return (
+            f"the provider's total_timeout_s={self._total_timeout_s:g}; pass exec(timeout_s=...) "
+            f"or {type(self).__name__}(total_timeout_s=...) if the model needs longer"
+        )
 
     # -- hooks for the wire modules ------------------------------------------------------
 

@@ -15,7 +15,9 @@ import tracemalloc
 
 import pytest
 
+from openprogram import LLMError, Runtime
 from openprogram.providers import OpenAIProvider
+from openprogram.providers._base import DEFAULT_TOTAL_TIMEOUT_S
 from openprogram.providers._sse import MAX_EVENT_CHARS, SSEDecoder
 
 from ._helpers import drive, fail, request
@@ -131,3 +133,39 @@ def test_a_json_error_object_with_status_200_on_a_stream_is_classified(wire: Wir
     err = fail(_provider(wire.url, retries=0), request()).failure
     assert "model not loaded" in err.message
     assert "ended before any content" not in err.message
+
+
+# -- a total deadline when the exec gives none ---------------------------------------------
+
+
+def _trickle() -> Reply:
+    """A reply that sends one byte every 50 ms: each read is quick, the whole never ends."""
+    body = b'data: {"choices": [{"index": 0, "delta": {"content": "' + b"z" * 10_000
+    return Reply(chunks=[bytes([b]) for b in body], chunk_delay_s=0.05)
+
+
+def test_a_trickling_server_is_cut_off_by_the_total_timeout(wire: WireServer) -> None:
+    wire.push(_trickle())
+    provider = OpenAIProvider(
+        base_url=f"{wire.url}/v1", api_key="k", model="m", max_retries=0, total_timeout_s=0.5
+    )
+    err = fail(provider, request()).failure
+    assert err.reason == "timeout"
+    assert "total_timeout_s=0.5" in err.message
+
+
+def test_an_exec_without_timeout_s_ends_on_the_provider_total_timeout(wire: WireServer) -> None:
+    wire.push(_trickle())
+    provider = OpenAIProvider(
+        base_url=f"{wire.url}/v1", api_key="k", model="m", max_retries=0, total_timeout_s=0.5
+    )
+    with pytest.raises(LLMError) as info:
+        Runtime(provider).exec("hi", tools=[])
+    assert info.value.reason == "timeout"
+
+
+def test_the_default_total_timeout_is_finite_and_can_be_turned_off() -> None:
+    assert OpenAIProvider().total_timeout_s == DEFAULT_TOTAL_TIMEOUT_S == 900.0
+    assert OpenAIProvider(total_timeout_s=None).total_timeout_s is None
+    with pytest.raises(ValueError, match="total_timeout_s"):
+        OpenAIProvider(total_timeout_s=0)
