@@ -40,6 +40,7 @@ __all__ = [
     "json_arguments",
     "load_json",
     "message_events",
+    "no_seed",
     "safe_name",
     "set_message",
     "shape_error",
@@ -200,6 +201,20 @@ def message_events(message: AssistantMessage) -> list[ProviderEvent]:
             )
             index += 1
     return events
+
+
+def no_seed(request: ProviderRequest, wire: str) -> None:
+    """Refuse ``seed`` on a wire that has no such field (never accepted and ignored).
+
+    Raises:
+        UserError: ``request.seed`` is set.
+    """
+    if request.seed is not None:
+        raise UserError(
+            f"seed={request.seed!r}: the {wire} API has no sampling seed, so it cannot be "
+            "honoured; drop seed= for this provider (OpenAI chat, Gemini and the local model "
+            "take one)"
+        )
 
 
 def set_message(err: LLMError, message: str) -> None:

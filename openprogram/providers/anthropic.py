@@ -34,6 +34,7 @@ from openprogram.providers._sse import SSEDecoder, SSEEvent
 from openprogram.providers._wire import (
     forced_tool_name,
     load_json,
+    no_seed,
     shape_error,
     tool_parameters,
 )
@@ -100,9 +101,13 @@ class AnthropicProvider(HttpProvider):
     def _body(self, request: ProviderRequest, model: str, stream: bool) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": model,
-            "max_tokens": self._max_tokens,
+            # Anthropic requires max_tokens: the request's, else the provider's default.
+            "max_tokens": request.max_tokens or self._max_tokens,
             "messages": anthropic_messages(request.messages),
         }
+        no_seed(request, "Anthropic Messages")
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
         if request.system:
             body["system"] = request.system
         if request.tools:

@@ -40,6 +40,7 @@ from openprogram.providers._wire import (
     forced_tool_name,
     json_arguments,
     load_json,
+    no_seed,
     safe_name,
     shape_error,
     tool_parameters,
@@ -80,6 +81,11 @@ class OpenAIResponsesProvider(OpenAIAuthProvider):
                 body["parallel_tool_calls"] = False
         if request.response_format is not None:
             body["text"] = {"format": _text_format(request.response_format)}
+        no_seed(request, "OpenAI Responses")
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
+        if request.max_tokens is not None:
+            body["max_output_tokens"] = request.max_tokens
         if stream:
             body["stream"] = True
         return body

@@ -104,6 +104,7 @@ async def request_reply(run: RunState, choice: ToolChoice) -> AssistantMessage:
         response_format=run.finale.response_format if run.finale is not None else None,
         deadline=run.deadline,
         max_retries=run.runtime.max_retries,
+        **_sampling(run),
     )
     started = time.monotonic()
     run.attempt = 1
@@ -190,6 +191,17 @@ async def _consume(run: RunState, events: AsyncIterator[ProviderEvent]) -> Assis
         provider=provider_id,
         model=run.model,
     )
+
+
+def _sampling(run: RunState) -> dict[str, Any]:
+    """``temperature``, ``max_tokens``, ``seed``: the exec's, else the runtime's (else None)."""
+    options, runtime = run.options, run.runtime
+    return {
+        name: getattr(options, name)
+        if getattr(options, name) is not None
+        else getattr(runtime, name, None)
+        for name in ("temperature", "max_tokens", "seed")
+    }
 
 
 def _retry_scheduled(run: RunState, event: RetryScheduled) -> None:

@@ -24,7 +24,7 @@ from openprogram.runtime._approval import Approval
 from openprogram.runtime._cancel import cancelled_with_caller
 from openprogram.runtime._finale import Finale, with_instructions
 from openprogram.runtime._loop import run_loop
-from openprogram.runtime._options import ExecKwargs, ExecOptions
+from openprogram.runtime._options import ExecKwargs, ExecOptions, check_sampling
 from openprogram.runtime._result import RunResult
 from openprogram.runtime._run import RunState, Sink
 from openprogram.runtime._scope import build_scope, check_forced_choice, parent_scope
@@ -63,6 +63,9 @@ class Runtime:
         on_stream: Receives every stream event of every exec (may run on worker threads).
         trace_payloads: Put argument/result values into events (off: hashes and sizes only).
         max_depth: How deep execs may nest inside tool bodies.
+        temperature: Sampling temperature of every model call (``exec(temperature=)`` wins).
+        max_tokens: Cap on tokens generated per model call (``exec(max_tokens=)`` wins).
+        seed: Sampling seed of every model call, where the wire has one (``exec(seed=)`` wins).
 
     Example:
         >>> from openprogram.testing import ScriptedProvider
@@ -84,8 +87,13 @@ class Runtime:
         on_stream: Callable[[StreamEvent], object] | None = None,
         trace_payloads: bool = False,
         max_depth: int = 8,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        seed: int | None = None,
     ) -> None:
         _check_arguments(provider, observers, max_retries, approval, on_stream, max_depth)
+        check_sampling("Runtime", temperature, max_tokens, seed)
+        self.temperature, self.max_tokens, self.seed = temperature, max_tokens, seed
         self._provider = provider if not isinstance(provider, str) else None
         self._provider_spec = provider if isinstance(provider, str) else None
         self.model = model
