@@ -25,6 +25,8 @@ from openprogram.providers._http import (
     LoopClients,
     Redactor,
     error_fields,
+    masked_headers,
+    redact_request,
     retry_after_s,
     status_error,
     to_timeout,
@@ -229,7 +231,7 @@ class HttpProvider:
                 f"{self._name}: no model given: pass model=... to {type(self).__name__}, use "
                 f'a provider string like "{self.default_name}:<model>", or set Runtime(model=...)'
             )
-        headers = self._auth_headers()
+        headers = masked_headers(self._auth_headers(), ())  # '***' in traceback locals
         body = _merged(self._body(request, model, self._stream), self._extra_body)
         data = json.dumps(body, ensure_ascii=False).encode()
         url = self._url(model, self._stream)
@@ -334,7 +336,7 @@ class HttpProvider:
             **headers,
             **self._extra_headers,
         }
-        sent = self._sign(url, sent, data)
+        sent = masked_headers(self._sign(url, sent, data), headers)
         timeout = self._timeout if self._timeout is not None else httpx.USE_CLIENT_DEFAULT
         http_request = client.build_request(
             "POST", url, headers=sent, content=data, timeout=timeout
@@ -442,10 +444,12 @@ class HttpProvider:
         except TimeoutError:
             raise deadline_error(what) from None
         except httpx.TimeoutException as exc:
+            redact_request(exc, Redactor(self._secrets()))
             raise LLMError(
                 f"timed out {what}: {type(exc).__name__}", reason="timeout", retryable=True
             ) from exc
         except httpx.TransportError as exc:
+            redact_request(exc, Redactor(self._secrets()))
             text = str(exc) or type(exc).__name__
             raise LLMError(
                 f"connection failed {what}: {text}", reason="transport", retryable=True

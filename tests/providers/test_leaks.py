@@ -15,9 +15,12 @@ kept (scrubbed, cut) on ``LLMError.body_excerpt`` and, with
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import socket
+import traceback
+from collections.abc import Callable, Iterator
 from typing import Any
 
+import httpx
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -27,7 +30,13 @@ from openprogram import LLMError, Runtime
 from openprogram.cli import main
 from openprogram.events import ProviderError
 from openprogram.otel import OpenTelemetryObserver
-from openprogram.providers import OpenAIProvider
+from openprogram.providers import (
+    AnthropicProvider,
+    BedrockProvider,
+    GeminiProvider,
+    OpenAIProvider,
+    OpenAIResponsesProvider,
+)
 
 from ._helpers import fail, request
 from ._server import Reply, WireServer
@@ -209,3 +218,81 @@ def test_malformed_body_excerpt_reaches_events_only_with_trace_payloads() -> Non
     assert failure.body_excerpt is not None
     assert "secret plan" in failure.body_excerpt
     assert "secret plan" not in failure.message
+
+
+# -- exception objects: the request copies and traceback locals -----------------------------
+
+
+def _dead_url() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{s.getsockname()[1]}"
+
+
+FACTORIES: dict[str, Callable[[str], Any]] = {
+    "openai": lambda url: OpenAIProvider(base_url=f"{url}/v1", api_key=KEY, model="m"),
+    "openai-responses": lambda url: OpenAIResponsesProvider(
+        base_url=f"{url}/v1", api_key=KEY, model="m"
+    ),
+    "anthropic": lambda url: AnthropicProvider(base_url=url, api_key=KEY, model="m"),
+    "gemini": lambda url: GeminiProvider(base_url=url, api_key=KEY, model="m"),
+    "bedrock": lambda url: BedrockProvider(
+        endpoint_url=url, api_key=KEY, model="m", region="us-east-1"
+    ),
+    "bedrock-sigv4": lambda url: BedrockProvider(
+        endpoint_url=url,
+        model="m",
+        region="us-east-1",
+        aws_access_key_id="AKIDEXAMPLE",
+        aws_secret_access_key=KEY,
+        aws_session_token=KEY[::-1],
+    ),
+}
+
+
+def _chain(err: BaseException) -> list[BaseException]:
+    out: list[BaseException] = []
+    current: BaseException | None = err
+    while current is not None and current not in out:
+        out.append(current)
+        current = current.__cause__ or current.__context__
+    return out
+
+
+def _request_texts(err: BaseException) -> str:
+    parts = []
+    for exc in _chain(err):
+        if isinstance(exc, httpx.RequestError):
+            req = exc.request
+            parts += [str(req.url), repr(dict(req.headers)), req.content.decode(errors="replace")]
+    return " | ".join(parts)
+
+
+def _with_locals(err: BaseException) -> str:
+    return "".join(traceback.TracebackException.from_exception(err, capture_locals=True).format())
+
+
+@pytest.mark.parametrize("name", sorted(FACTORIES))
+@pytest.mark.parametrize("failure", ["connect", "read-timeout"])
+def test_exceptions_hold_only_redacted_requests_and_mask_locals(
+    name: str, failure: str, wire: WireServer
+) -> None:
+    if failure == "connect":
+        url = _dead_url()
+    else:
+        url = wire.url
+        wire.push(Reply(delay_s=2.0), Reply(delay_s=2.0))
+    provider = FACTORIES[name](url)
+    provider._timeout = httpx.Timeout(0.2)
+    provider._max_retries = 0
+    with pytest.raises(LLMError) as info:
+        Runtime(provider).exec("the user's private question", tools=[])
+    err = info.value
+    requests = _request_texts(err)
+    assert "***" in requests  # the credential header is there, redacted
+    assert fragments(requests) == []
+    assert fragments(requests, KEY[::-1]) == []
+    assert "private question" not in requests  # nor the conversation (the body)
+    formatted = _with_locals(err)
+    assert fragments(formatted) == []
+    assert fragments(formatted, KEY[::-1]) == []
