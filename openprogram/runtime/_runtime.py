@@ -215,13 +215,19 @@ class Runtime:
         message = with_instructions(message, run.finale)
         run.messages.append(message)
         self._invoked(run, message)
-        finished = False
+        finished = cancelled = False
         try:
             output = await self._drive(run)
             finished = True
             return output
+        except asyncio.CancelledError:
+            cancelled = True
+            raise
         finally:
             self._ended(run, finished)
+            # Observers have seen every event when exec returns, unless that would overrun
+            # the deadline or delay a cancellation (then the delivery thread finishes alone).
+            await run.delivered(time.monotonic() if cancelled else run.deadline)
 
     async def _drive(self, run: RunState) -> Any:
         if run.deadline is None:
