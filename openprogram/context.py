@@ -41,7 +41,6 @@ _current_frame: ContextVar[AgenticFrame | None] = ContextVar(
 )
 
 
-
 class _DefaultHolder:
     """The process-wide default runtime and the factory that makes it on first use."""
 

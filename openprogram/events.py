@@ -212,6 +212,9 @@ class ProviderError(Event):
     """``True`` when the provider retries after this failure."""
     attempt: int
     """The attempt that failed."""
+    body_excerpt: str | None = None
+    """``LLMError.body_excerpt``: the start of a body that was not the wire format, which
+    may be the model's answer (only with ``trace_payloads=True``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -113,6 +113,9 @@ class LLMError(OpenProgramError):
         provider: Provider id, e.g. ``"openai"``.
         model: Model id the request named.
         provider_message: The provider's own error message, verbatim.
+        body_excerpt: The start of a reply body that was not the wire format (keys
+            scrubbed, at most 200 characters). It may hold the model's answer, so it is
+            kept out of the message and out of events unless ``trace_payloads=True``.
     """
 
     def __init__(
@@ -127,6 +130,7 @@ class LLMError(OpenProgramError):
         provider: str | None = None,
         model: str | None = None,
         provider_message: str | None = None,
+        body_excerpt: str | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -138,6 +142,7 @@ class LLMError(OpenProgramError):
         self.provider = provider
         self.model = model
         self.provider_message = provider_message
+        self.body_excerpt = body_excerpt
 
     def __str__(self) -> str:
         where = ":".join(x for x in (self.provider, self.model) if x)

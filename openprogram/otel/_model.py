@@ -12,6 +12,7 @@ from typing import Any
 
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
+from openprogram._delivery import defer
 from openprogram.events import (
     Event,
     ProviderError,
@@ -80,7 +81,7 @@ def response_received(spans: Spans, event: ProviderResponseReceived) -> None:
         attributes["gen_ai.response.model"] = event.model_id
     chat.set_attributes(attributes)
     if run is None:
-        chat.end(end_time=ns(event.at))
+        defer(chat.end, end_time=ns(event.at))
     else:
         run.chat_end = ns(event.at)
 
@@ -130,5 +131,5 @@ def provider_error(spans: Spans, event: ProviderError) -> None:
     if chat is not None:
         chat.set_attribute("error.type", error_type)
         chat.set_status(Status(StatusCode.ERROR, event.message))
-        chat.end(end_time=ns(event.at))
+        defer(chat.end, end_time=ns(event.at))
         run.chat = None

@@ -9,6 +9,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
+from openprogram._delivery import defer
 from openprogram.context import get_current_frame
 from openprogram.events import (
     AgentEnd,
@@ -69,6 +70,11 @@ class OpenTelemetryObserver:
         >>> [span.name for span in exporter.get_finished_spans()]
         ['chat scripted', 'invoke_agent']
     """
+
+    openprogram_inline = True
+    """Called on the emitting thread: it makes its spans current for the code it traces.
+    Ending a span (which exports it with a ``SimpleSpanProcessor``) is deferred to the run
+    tree's observer thread, so a slow exporter cannot stall the loop."""
 
     def __init__(self, tracer_provider: trace.TracerProvider | None = None) -> None:
         self._tracer_provider = tracer_provider
@@ -225,7 +231,7 @@ class OpenTelemetryObserver:
         for call in unfinished:  # calls with no terminal event (a run that died unusually)
             call.span.set_attribute("error.type", "aborted")
             call.span.set_status(Status(StatusCode.ERROR, "the run ended before the call did"))
-            call.span.end(end_time=end)
+            defer(call.span.end, end_time=end)
         span = run.span
         span.set_attributes(
             {
@@ -239,6 +245,6 @@ class OpenTelemetryObserver:
         if error_type is not None:
             span.set_attribute("error.type", error_type)
             span.set_status(Status(StatusCode.ERROR, f"the run ended with {error_type!r}"))
-        span.end(end_time=end)
+        defer(span.end, end_time=end)
         # AgentEnd is emitted by the coroutine that emitted AgentInvoked: same context.
         otel_context.detach(run.token)

@@ -11,6 +11,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind
 
+from openprogram._delivery import defer
 from openprogram.otel._attributes import ns
 
 __all__ = ["Call", "Run", "Spans"]
@@ -36,7 +37,7 @@ class Run:
     def settle_chat(self) -> None:
         """End the chat span whose reply arrived."""
         if self.chat is not None and self.chat_end is not None:
-            self.chat.end(end_time=self.chat_end)
+            defer(self.chat.end, end_time=self.chat_end)
             self.chat, self.chat_end = None, None
 
 

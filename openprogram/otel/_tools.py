@@ -15,6 +15,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
+from openprogram._delivery import defer
 from openprogram.events import (
     Event,
     ToolCallCompleted,
@@ -129,7 +130,7 @@ def _end_call(
         call.span.set_attribute("gen_ai.tool.call.result", payload)
     if status is not None:
         call.span.set_status(status)
-    call.span.end(end_time=ns(event.at))
+    defer(call.span.end, end_time=ns(event.at))
     otel_context.detach(call.token)
 
 
@@ -145,4 +146,4 @@ def call_skipped(spans: Spans, event: ToolCallSkipped) -> None:
         attributes=attributes,
         at=event.at,
     )
-    span.end(end_time=ns(event.at))
+    defer(span.end, end_time=ns(event.at))

@@ -14,6 +14,7 @@ import json
 import os
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Mapping
+from dataclasses import replace
 from typing import Any, ClassVar, Protocol, TypedDict, TypeVar
 
 import httpx
@@ -24,13 +25,16 @@ from openprogram.providers._http import (
     LoopClients,
     Redactor,
     error_fields,
+    masked_headers,
+    redact_request,
     retry_after_s,
     status_error,
     to_timeout,
 )
 from openprogram.providers._reply import ReplyBuilder
+from openprogram.providers._retry import EXEC_HINT as _EXEC_HINT
 from openprogram.providers._retry import Backoff, deadline_error, with_retries
-from openprogram.providers._wire import load_json, message_events, set_message
+from openprogram.providers._wire import EXCERPT_CHARS, load_json, message_events, set_message
 from openprogram.providers.base import (
     ProviderEvent,
     ProviderRequest,
@@ -40,11 +44,21 @@ from openprogram.providers.base import (
     ToolCallDelta,
 )
 
-__all__ = ["Decoder", "HttpProvider", "StreamParser"]
+__all__ = ["DEFAULT_TOTAL_TIMEOUT_S", "MAX_BODY_BYTES", "Decoder", "HttpProvider", "StreamParser"]
+
+DEFAULT_TOTAL_TIMEOUT_S = 900.0
+"""A call (all attempts) ends within 15 minutes when the exec sets no ``timeout_s``: the read
+timeout alone restarts with every byte, so a server trickling bytes could hold it forever."""
+
+MAX_BODY_BYTES = 64 * 1024 * 1024
+"""Largest whole (non-streamed) reply body read; a larger one is an ``LLMError``."""
 
 T = TypeVar("T")
 _CONTENT = (TextDelta, ThinkingDelta, ToolCallDelta)
 _MAX_ERROR_BODY = 64 * 1024
+_READ_CAP = _MAX_ERROR_BODY + 16 * 1024
+# An error body is read up to the cap plus a margin longer than any key, scrubbed whole,
+# then cut to the cap: a key straddling the cap is whole when it is scrubbed.
 _HINTS = {
     "auth": "check the API key or credentials and that they may use this model",
     "rate_limit": "slow down, or raise the account's rate limit or quota",
@@ -96,6 +110,9 @@ class HttpOptions(TypedDict, total=False):
     """Retries of retryable failures (default 4)."""
     timeout: float | httpx.Timeout | None
     """Seconds per read (connect capped at 10 s), or an ``httpx.Timeout``."""
+    total_timeout_s: float | None
+    """Seconds one call may take in all, retries included (default 900); the exec's
+    ``timeout_s`` still wins when it ends sooner. ``None``: no limit of the provider's own."""
     backoff_base_s: float
     """First retry's maximum delay; doubles per retry (full jitter)."""
     backoff_max_s: float
@@ -129,6 +146,7 @@ class HttpProvider:
         stream: bool = True,
         max_retries: int = 4,
         timeout: float | httpx.Timeout | None = None,
+        total_timeout_s: float | None = DEFAULT_TOTAL_TIMEOUT_S,
         backoff_base_s: float = 0.5,
         backoff_max_s: float = 20.0,
         extra_body: Mapping[str, Any] | None = None,
@@ -137,6 +155,11 @@ class HttpProvider:
     ) -> None:
         if max_retries < 0:
             raise ValueError(f"max_retries must be >= 0, got {max_retries}")
+        if total_timeout_s is not None and not total_timeout_s > 0:
+            raise ValueError(
+                f"total_timeout_s must be > 0 seconds (or None for no limit), got {total_timeout_s}"
+            )
+        self._total_timeout_s = total_timeout_s
         self._model = model
         self._api_key = api_key
         env_url = os.environ.get(self.base_url_env) if self.base_url_env else None
@@ -163,6 +186,11 @@ class HttpProvider:
     def model(self) -> str | None:
         """The default model id."""
         return self._model
+
+    @property
+    def total_timeout_s(self) -> float | None:
+        """Seconds one call may take in all when the exec gives no sooner deadline."""
+        return self._total_timeout_s
 
     @property
     def base_url(self) -> str:
@@ -203,25 +231,46 @@ class HttpProvider:
                 f"{self._name}: no model given: pass model=... to {type(self).__name__}, use "
                 f'a provider string like "{self.default_name}:<model>", or set Runtime(model=...)'
             )
-        headers = self._auth_headers()
+        headers = masked_headers(self._auth_headers(), ())  # '***' in traceback locals
         body = _merged(self._body(request, model, self._stream), self._extra_body)
         data = json.dumps(body, ensure_ascii=False).encode()
         url = self._url(model, self._stream)
         retries = self._max_retries if request.max_retries is None else request.max_retries
+        request, own = self._bounded(request)
 
         def attempt() -> AsyncGenerator[ProviderEvent, None]:
             return self._attempt(url, headers, data, request)
 
-        async for event in with_retries(
-            attempt,
-            body_size=len(data),
-            max_retries=retries,
-            deadline=request.deadline,
-            backoff=self._backoff,
-            provider=self._name,
-            model=model,
-        ):
-            yield event
+        try:
+            async for event in with_retries(
+                attempt,
+                body_size=len(data),
+                max_retries=retries,
+                deadline=request.deadline,
+                backoff=self._backoff,
+                provider=self._name,
+                model=model,
+            ):
+                yield event
+        except LLMError as err:
+            if own and err.reason == "timeout" and not err.retryable:
+                set_message(err, err.message.replace(_EXEC_HINT, self._own_hint()))
+            raise
+
+    def _bounded(self, request: ProviderRequest) -> tuple[ProviderRequest, bool]:
+        """The request with the provider's total deadline applied; whether it is the binding one."""
+        if self._total_timeout_s is None:
+            return request, False
+        own = time.monotonic() + self._total_timeout_s
+        if request.deadline is not None and request.deadline <= own:
+            return request, False
+        return replace(request, deadline=own), True
+
+    def _own_hint(self) -> str:
+        return (
+            f"the provider's total_timeout_s={self._total_timeout_s:g}; pass exec(timeout_s=...) "
+            f"or {type(self).__name__}(total_timeout_s=...) if the model needs longer"
+        )
 
     # -- hooks for the wire modules ------------------------------------------------------
 
@@ -287,7 +336,7 @@ class HttpProvider:
             **headers,
             **self._extra_headers,
         }
-        sent = self._sign(url, sent, data)
+        sent = masked_headers(self._sign(url, sent, data), headers)
         timeout = self._timeout if self._timeout is not None else httpx.USE_CLIENT_DEFAULT
         http_request = client.build_request(
             "POST", url, headers=sent, content=data, timeout=timeout
@@ -311,11 +360,13 @@ class HttpProvider:
         deadline = request.deadline
         if response.status_code >= 400:
             raise await self._status_failure(response, deadline)
-        if self._stream:
+        if self._stream and not _is_json(response):
             async for event in self._read_stream(response, request):
                 yield event
             return
-        body = await self._guard(response.aread(), deadline, "while reading the response")
+        # Also a plain JSON reply to a streaming request: some OpenAI-compatible servers
+        # ignore "stream": true, and an error object may come with status 200.
+        body = await self._guard(_read_whole(response), deadline, "while reading the response")
         message = self._finalize(
             self._parse(load_json(body, "the response body"), request), request
         )
@@ -325,10 +376,12 @@ class HttpProvider:
 
     async def _status_failure(self, response: httpx.Response, deadline: float | None) -> LLMError:
         try:
-            body = await self._guard(response.aread(), deadline, "while reading the error")
+            body = await self._guard(_read_head(response), deadline, "while reading the error")
         except LLMError:
             body = b""  # the status alone still classifies the failure; the body was a bonus
-        err = self._classify(response.status_code, response.headers, body[:_MAX_ERROR_BODY])
+        # Scrub the whole head before cutting it, so no cut can leave part of a key.
+        body = Redactor(self._secrets()).scrub_bytes(body)[:_MAX_ERROR_BODY]
+        err = self._classify(response.status_code, response.headers, body)
         hint = _HINTS.get(err.reason)
         if hint:
             set_message(err, f"{err.message} ({hint})")
@@ -391,10 +444,12 @@ class HttpProvider:
         except TimeoutError:
             raise deadline_error(what) from None
         except httpx.TimeoutException as exc:
+            redact_request(exc, Redactor(self._secrets()))
             raise LLMError(
                 f"timed out {what}: {type(exc).__name__}", reason="timeout", retryable=True
             ) from exc
         except httpx.TransportError as exc:
+            redact_request(exc, Redactor(self._secrets()))
             text = str(exc) or type(exc).__name__
             raise LLMError(
                 f"connection failed {what}: {text}", reason="transport", retryable=True
@@ -405,7 +460,39 @@ class HttpProvider:
         set_message(err, redact(err.message))
         if err.provider_message is not None:
             err.provider_message = redact(err.provider_message)
+        if err.body_excerpt is not None:
+            err.body_excerpt = redact.cut(err.body_excerpt, EXCERPT_CHARS)
         return err
+
+
+def _is_json(response: httpx.Response) -> bool:
+    kind = str(response.headers.get("content-type", "")).split(";")[0].strip().lower()
+    return kind == "application/json" or kind.endswith("+json")
+
+
+async def _read_whole(response: httpx.Response) -> bytes:
+    """A whole reply body, at most ``MAX_BODY_BYTES`` (a larger one is an ``LLMError``)."""
+    body = bytearray()
+    async for chunk in response.aiter_bytes():
+        body += chunk
+        if len(body) > MAX_BODY_BYTES:
+            raise LLMError(
+                f"the response body is larger than {MAX_BODY_BYTES:,} bytes, the limit of "
+                "one reply",
+                reason="server",
+                retryable=False,
+            )
+    return bytes(body)
+
+
+async def _read_head(response: httpx.Response) -> bytes:
+    """At most ``_READ_CAP`` bytes of a body; the rest is never read (the caller closes)."""
+    head = bytearray()
+    async for chunk in response.aiter_bytes():
+        head += chunk
+        if len(head) >= _READ_CAP:
+            break
+    return bytes(head[:_READ_CAP])
 
 
 def _discard(aw: Awaitable[Any]) -> None:

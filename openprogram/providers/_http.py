@@ -17,7 +17,7 @@ import ssl
 import threading
 import time
 import weakref
-from collections.abc import AsyncGenerator, Iterable
+from collections.abc import AsyncGenerator, Iterable, Mapping
 
 import httpx
 
@@ -26,11 +26,15 @@ from openprogram.providers._json import loads
 
 __all__ = [
     "DEFAULT_TIMEOUT",
+    "SENSITIVE_HEADERS",
     "LoopClients",
+    "Masked",
     "Redactor",
     "error_fields",
     "event_error",
     "is_context_length",
+    "masked_headers",
+    "redact_request",
     "retry_after_s",
     "status_error",
     "to_timeout",
@@ -57,7 +61,11 @@ def to_timeout(timeout: float | httpx.Timeout | None) -> httpx.Timeout:
 
 
 class Redactor:
-    """Replaces secrets (API keys, tokens) in text that may reach an error message."""
+    """Replaces secrets (API keys, tokens) in text that may reach an error message.
+
+    Always scrub a whole text before cutting it (``cut``): a key that straddles
+    the cut would otherwise survive in part, no longer matching the whole key.
+    """
 
     def __init__(self, secrets: Iterable[str | None]) -> None:
         self._secrets = sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True)
@@ -66,6 +74,69 @@ class Redactor:
         for secret in self._secrets:
             text = text.replace(secret, "***")
         return text
+
+    def cut(self, text: str, limit: int) -> str:
+        """``text`` scrubbed, then cut to ``limit`` characters."""
+        return self(text)[:limit]
+
+    def scrub_bytes(self, data: bytes) -> bytes:
+        """``data`` (UTF-8, as far as it decodes) with every secret replaced."""
+        if not self._secrets:
+            return data
+        return self(data.decode("utf-8", errors="replace")).encode()
+
+
+SENSITIVE_HEADERS = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "x-api-key",
+        "api-key",
+        "x-goog-api-key",
+        "x-amz-security-token",
+        "cookie",
+    }
+)
+"""Headers whose values are credentials, whatever they hold."""
+
+
+class Masked(str):
+    """A header value that shows as ``'***'`` in reprs (dicts of headers in traceback locals)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "'***'"
+
+
+def masked_headers(headers: Mapping[str, str], secret: Iterable[str]) -> dict[str, str]:
+    """``headers`` with credential values wrapped in ``Masked`` (still sent as they are).
+
+    Args:
+        headers: The headers to send.
+        secret: Further header names to mask (e.g. a provider's auth headers).
+    """
+    names = SENSITIVE_HEADERS | {name.lower() for name in secret}
+    return {k: Masked(v) if k.lower() in names else v for k, v in headers.items()}
+
+
+def redact_request(exc: httpx.RequestError, redact: Redactor) -> None:
+    """Give ``exc`` a copy of its request without credentials and without the body.
+
+    httpx keeps the request it failed on (``exc.request``), headers included,
+    and users log or inspect these exceptions. The copy keeps the method and
+    URL; credential headers read ``***``; the body (the conversation) is dropped.
+    """
+    try:
+        original = exc.request
+    except RuntimeError:
+        return  # raised outside a request: nothing is attached
+    headers = {
+        name: "***" if name.lower() in SENSITIVE_HEADERS or redact(value) != value else value
+        for name, value in original.headers.items()
+    }
+    url = httpx.URL(redact(str(original.url)))
+    exc.request = httpx.Request(original.method, url, headers=headers)
 
 
 def retry_after_s(headers: httpx.Headers) -> float | None:

@@ -32,7 +32,7 @@ from openprogram.providers.base import (
     ToolCallDelta,
 )
 
-__all__ = ["MAX_RETRY_AFTER_S", "Backoff", "deadline_error", "with_retries"]
+__all__ = ["EXEC_HINT", "MAX_RETRY_AFTER_S", "Backoff", "deadline_error", "with_retries"]
 
 MAX_RETRY_AFTER_S = 60.0
 """A server asking for a longer wait gets its error raised instead of a silent sleep."""
@@ -54,10 +54,13 @@ class Backoff:
         return random.uniform(0.0, min(self.max_s, self.base_s * 2 ** (retry - 1)))
 
 
+EXEC_HINT = "raise exec(timeout_s=...) if the model needs longer"
+
+
 def deadline_error(what: str) -> LLMError:
     """The error for a deadline (``exec(timeout_s=...)``) that passed."""
     return LLMError(
-        f"the deadline passed {what}; raise exec(timeout_s=...) if the model needs longer",
+        f"the deadline passed {what}; {EXEC_HINT}",
         reason="timeout",
         retryable=False,
     )

@@ -13,7 +13,16 @@ import codecs
 import re
 from dataclasses import dataclass
 
-__all__ = ["SSEDecoder", "SSEEvent"]
+from openprogram.exceptions import LLMError
+
+__all__ = ["MAX_EVENT_CHARS", "SSEDecoder", "SSEEvent"]
+
+MAX_EVENT_CHARS = 16 * 1024 * 1024
+"""Largest SSE event accepted (its data lines, or one unfinished line); larger is an error.
+
+Reply fragments are small; the largest legitimate events (a whole Responses
+``response.completed``) hold one reply, far below this.
+"""
 
 _EOL = re.compile(r"\r\n|\r|\n")
 
@@ -31,19 +40,30 @@ class SSEEvent:
 
 
 class SSEDecoder:
-    """Turns a byte stream into ``SSEEvent``s, whatever the chunk boundaries."""
+    """Turns a byte stream into ``SSEEvent``s, whatever the chunk boundaries.
+
+    Linear in the input: the unfinished line is kept as a list of pieces and
+    joined once, when its line end arrives. One event (its lines, or a line
+    that has not ended yet) may hold at most ``MAX_EVENT_CHARS`` characters.
+    """
 
     def __init__(self) -> None:
         self._utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._line = ""  # text after the last line end, not yet a whole line
+        self._pending: list[str] = []  # pieces of the line after the last line end
+        self._pending_len = 0
         self._skip_lf = False  # the previous chunk ended in "\r": a leading "\n" belongs to it
         self._started = False
         self._data: list[str] = []
+        self._size = 0  # characters of the event being collected
         self._event = ""
         self._last_id: str | None = None
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
-        """Add bytes; return the events they complete."""
+        """Add bytes; return the events they complete.
+
+        Raises:
+            LLMError: An event grew past ``MAX_EVENT_CHARS``.
+        """
         text = self._utf8.decode(chunk)
         return self._feed_text(text)
 
@@ -55,7 +75,7 @@ class SSEDecoder:
         is kept. A trailing partial line is still dropped: it was cut off.
         """
         events = self._feed_text(self._utf8.decode(b"", final=True))
-        self._line = ""
+        self._pending, self._pending_len = [], 0
         return events + self._dispatch()
 
     def _feed_text(self, text: str) -> list[SSEEvent]:
@@ -65,20 +85,39 @@ class SSEDecoder:
         if self._skip_lf and text:
             self._skip_lf = False
             text = text.removeprefix("\n")
-        buf = self._line + text
         events: list[SSEEvent] = []
         pos = 0
-        while (m := _EOL.search(buf, pos)) is not None:
-            line = buf[pos : m.start()]
+        while (m := _EOL.search(text, pos)) is not None:
+            line = self._take_line(text[pos : m.start()])
             pos = m.end()
-            if m.group() == "\r" and pos == len(buf):
+            if m.group() == "\r" and pos == len(text):
                 self._skip_lf = True
             if line:
                 self._field(line)
             else:
                 events.extend(self._dispatch())
-        self._line = buf[pos:]
+        if pos < len(text):
+            self._pending.append(text[pos:])
+            self._pending_len += len(text) - pos
+            self._check(self._size + self._pending_len)
         return events
+
+    def _take_line(self, tail: str) -> str:
+        if not self._pending:
+            return tail
+        self._pending.append(tail)
+        line = "".join(self._pending)
+        self._pending, self._pending_len = [], 0
+        return line
+
+    def _check(self, size: int) -> None:
+        if size > MAX_EVENT_CHARS:
+            raise LLMError(
+                f"a stream event is larger than {MAX_EVENT_CHARS:,} characters, the limit of "
+                "one event: the server sent an event too big to be a reply fragment",
+                reason="server",
+                retryable=False,
+            )
 
     def _field(self, line: str) -> None:
         if line.startswith(":"):
@@ -87,6 +126,8 @@ class SSEDecoder:
         if sep and value.startswith(" "):
             value = value[1:]
         if name == "data":
+            self._size += len(value) + 1
+            self._check(self._size)
             self._data.append(value)
         elif name == "event":
             self._event = value
@@ -96,7 +137,7 @@ class SSEDecoder:
 
     def _dispatch(self) -> list[SSEEvent]:
         data, event = self._data, self._event
-        self._data, self._event = [], ""
+        self._data, self._event, self._size = [], "", 0
         if not data:
             return []
         return [SSEEvent(event=event or "message", data="\n".join(data), id=self._last_id)]

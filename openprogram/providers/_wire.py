@@ -18,6 +18,7 @@ from openprogram.messages import (
     ThinkingContent,
     ToolCall,
 )
+from openprogram.providers._http import event_error
 from openprogram.providers._json import loads
 from openprogram.providers._schema import openai_strict, strip_strict_nulls
 from openprogram.providers.base import (
@@ -31,14 +32,18 @@ from openprogram.providers.base import (
 )
 
 __all__ = [
+    "EXCERPT_CHARS",
     "call_meta",
     "data_url",
+    "excerpt",
     "forced_tool_name",
     "json_arguments",
     "load_json",
     "message_events",
+    "no_seed",
     "safe_name",
     "set_message",
+    "shape_error",
     "tool_parameters",
     "undo_strict",
 ]
@@ -140,17 +145,44 @@ def _strip_answer(text: str, schema: Mapping[str, Any]) -> str:
     return text if stripped == value else json.dumps(stripped, ensure_ascii=False)
 
 
+EXCERPT_CHARS = 200
+"""``LLMError.body_excerpt`` keeps this much of a body that was not the wire format."""
+_EXCERPT_WINDOW = EXCERPT_CHARS + 16 * 1024
+# Kept raw until the provider scrubs it and only then cuts it to EXCERPT_CHARS: a key
+# straddling the cut must be whole when scrubbed (long AWS session tokens included).
+
+
+def excerpt(data: Any) -> str:
+    """The raw start of a body for ``LLMError.body_excerpt`` (scrubbed and cut later)."""
+    if isinstance(data, bytes):
+        return data[: _EXCERPT_WINDOW * 4].decode(errors="replace")[:_EXCERPT_WINDOW]
+    text = data if isinstance(data, str) else str(data)
+    return text[:_EXCERPT_WINDOW]
+
+
 def load_json(data: str | bytes, what: str) -> Any:
-    """Parse JSON from the wire; malformed JSON is a non-retryable ``server`` error."""
+    """Parse JSON from the wire; malformed JSON is a non-retryable ``server`` error.
+
+    The body is kept off the message (it may be the model's answer: data policy)
+    and put on ``LLMError.body_excerpt``.
+    """
     try:
         return loads(data)
     except ValueError as exc:
-        shown = data[:200] if isinstance(data, str) else data[:200].decode(errors="replace")
         raise LLMError(
-            f"the provider sent malformed JSON in {what} ({exc}): {shown!r}",
+            f"the provider sent malformed JSON in {what} ({exc}; "
+            f"{len(data)} {'characters' if isinstance(data, str) else 'bytes'})",
             reason="server",
             retryable=False,
+            body_excerpt=excerpt(data),
         ) from None
+
+
+def shape_error(what: str, data: Any) -> LLMError:
+    """A reply of the wrong shape (``what`` is missing); the body goes to ``body_excerpt``."""
+    err = event_error(f"the response has no {what}", None)
+    err.body_excerpt = excerpt(data)
+    return err
 
 
 def message_events(message: AssistantMessage) -> list[ProviderEvent]:
@@ -169,6 +201,20 @@ def message_events(message: AssistantMessage) -> list[ProviderEvent]:
             )
             index += 1
     return events
+
+
+def no_seed(request: ProviderRequest, wire: str) -> None:
+    """Refuse ``seed`` on a wire that has no such field (never accepted and ignored).
+
+    Raises:
+        UserError: ``request.seed`` is set.
+    """
+    if request.seed is not None:
+        raise UserError(
+            f"seed={request.seed!r}: the {wire} API has no sampling seed, so it cannot be "
+            "honoured; drop seed= for this provider (OpenAI chat, Gemini and the local model "
+            "take one)"
+        )
 
 
 def set_message(err: LLMError, message: str) -> None:

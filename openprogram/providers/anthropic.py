@@ -31,7 +31,13 @@ from openprogram.providers._base import Decoder, HttpOptions, HttpProvider, Stre
 from openprogram.providers._http import event_error
 from openprogram.providers._reply import ReplyBuilder
 from openprogram.providers._sse import SSEDecoder, SSEEvent
-from openprogram.providers._wire import forced_tool_name, load_json, tool_parameters
+from openprogram.providers._wire import (
+    forced_tool_name,
+    load_json,
+    no_seed,
+    shape_error,
+    tool_parameters,
+)
 from openprogram.providers.base import ProviderEvent, ProviderRequest, ToolChoice
 
 __all__ = ["ANTHROPIC_BASE_URL", "ANTHROPIC_VERSION", "AnthropicProvider"]
@@ -95,9 +101,13 @@ class AnthropicProvider(HttpProvider):
     def _body(self, request: ProviderRequest, model: str, stream: bool) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": model,
-            "max_tokens": self._max_tokens,
+            # Anthropic requires max_tokens: the request's, else the provider's default.
+            "max_tokens": request.max_tokens or self._max_tokens,
             "messages": anthropic_messages(request.messages),
         }
+        no_seed(request, "Anthropic Messages")
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
         if request.system:
             body["system"] = request.system
         if request.tools:
@@ -237,7 +247,7 @@ def parse_message(data: Any) -> AssistantMessage:
     """A whole Messages response as an ``AssistantMessage``."""
     _raise_if_error(data)
     if not isinstance(data, dict) or not isinstance(data.get("content"), list):
-        raise event_error(f"the response has no content: {str(data)[:200]}", None)
+        raise shape_error("content", data)
     builder = ReplyBuilder()
     builder.model = data.get("model")
     builder.usage = anthropic_usage(data.get("usage") or {})

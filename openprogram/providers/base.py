@@ -68,6 +68,12 @@ class ProviderRequest:
     """Whether the model may ask for several calls in one reply."""
     response_format: ResponseFormat | None = None
     """Native structured output, when the provider declares support."""
+    temperature: float | None = None
+    """Sampling temperature; ``None``: the provider's or server's default (field omitted)."""
+    max_tokens: int | None = None
+    """Cap on generated tokens; ``None``: the provider's default."""
+    seed: int | None = None
+    """Sampling seed, on wires that have one (others raise ``UserError``); ``None``: omitted."""
     deadline: float | None = field(default=None, repr=False)
     """``time.monotonic()`` instant by which the call (with retries) must end."""
     max_retries: int | None = field(default=None, repr=False)

@@ -46,6 +46,7 @@ from openprogram.providers._eventstream import EventStreamDecoder
 from openprogram.providers._http import error_fields, is_context_length, retry_after_s
 from openprogram.providers._reply import ReplyBuilder
 from openprogram.providers._sigv4 import AwsCredentials, credentials_from_env, sign
+from openprogram.providers._wire import no_seed
 from openprogram.providers.base import ProviderRequest
 
 __all__ = ["NO_TOOL_INSTRUCTION", "BedrockProvider"]
@@ -193,8 +194,15 @@ class BedrockProvider(HttpProvider):
             body["system"] = [{"text": system}]
         if config is not None:
             body["toolConfig"] = config
-        if self._max_tokens is not None:
-            body["inferenceConfig"] = {"maxTokens": self._max_tokens}
+        no_seed(request, "Bedrock Converse")
+        inference: dict[str, Any] = {}
+        max_tokens = request.max_tokens or self._max_tokens
+        if max_tokens is not None:
+            inference["maxTokens"] = max_tokens
+        if request.temperature is not None:
+            inference["temperature"] = request.temperature
+        if inference:
+            body["inferenceConfig"] = inference
         return body
 
     def _parse(self, data: Any, request: ProviderRequest) -> AssistantMessage:

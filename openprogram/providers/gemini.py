@@ -112,11 +112,18 @@ class GeminiProvider(HttpProvider):
         if request.tools:
             body["tools"] = [{"functionDeclarations": [_declaration(s) for s in request.tools]}]
             body["toolConfig"] = {"functionCallingConfig": gemini_tool_choice(request.tool_choice)}
+        config: dict[str, Any] = {}
         if request.response_format is not None:
-            body["generationConfig"] = {
-                "responseMimeType": "application/json",
-                "responseSchema": gemini_schema(request.response_format.schema),
-            }
+            config["responseMimeType"] = "application/json"
+            config["responseSchema"] = gemini_schema(request.response_format.schema)
+        if request.temperature is not None:
+            config["temperature"] = request.temperature
+        if request.max_tokens is not None:
+            config["maxOutputTokens"] = request.max_tokens
+        if request.seed is not None:
+            config["seed"] = request.seed
+        if config:
+            body["generationConfig"] = config
         return body
 
     def _parse(self, data: Any, request: ProviderRequest) -> AssistantMessage:

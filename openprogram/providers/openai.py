@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, Unpack
+from typing import Any, Literal, Unpack
 
+from openprogram.exceptions import UserError
 from openprogram.messages import (
     AssistantMessage,
     ImageContent,
@@ -37,6 +38,7 @@ from openprogram.providers._wire import (
     json_arguments,
     load_json,
     safe_name,
+    shape_error,
     tool_parameters,
     undo_strict,
 )
@@ -110,10 +112,33 @@ class OpenAIProvider(OpenAIAuthProvider):
         extra_body: Extra request fields, e.g. ``{"temperature": 0}``, laid over the body.
         extra_headers: Extra HTTP headers.
         name: Provider id in events and errors (default ``"openai"``).
+        total_timeout_s: Seconds one call may take in all (default 900; ``None``: no limit).
+        max_tokens_field: The body field ``max_tokens=`` goes to: ``None`` (default)
+            picks ``max_completion_tokens`` on OpenAI's host, ``max_tokens`` elsewhere.
     """
 
     default_name = "openai"
     supports_structured_output = True
+
+    def __init__(
+        self,
+        *,
+        max_tokens_field: Literal["max_completion_tokens", "max_tokens"] | None = None,
+        strict_tools: bool = False,
+        api_key_env: str | None = "OPENAI_API_KEY",
+        **options: Unpack[HttpOptions],
+    ) -> None:
+        super().__init__(strict_tools=strict_tools, api_key_env=api_key_env, **options)
+        if max_tokens_field not in (None, "max_completion_tokens", "max_tokens"):
+            raise UserError(
+                f"max_tokens_field={max_tokens_field!r}: use 'max_completion_tokens', "
+                "'max_tokens' or None (chosen by host)"
+            )
+        # OpenAI's own host wants max_completion_tokens (max_tokens is deprecated there and
+        # refused by reasoning models); compatible servers (Ollama, llama.cpp, vLLM, LM
+        # Studio) all document max_tokens.
+        default = "max_completion_tokens" if self._base_url == OPENAI_BASE_URL else "max_tokens"
+        self._max_tokens_field: str = max_tokens_field or default
 
     def _url(self, model: str, stream: bool) -> str:
         return f"{self._base_url}/chat/completions"
@@ -130,6 +155,12 @@ class OpenAIProvider(OpenAIAuthProvider):
                 body["parallel_tool_calls"] = False
         if request.response_format is not None:
             body["response_format"] = chat_response_format(request.response_format)
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
+        if request.max_tokens is not None:
+            body[self._max_tokens_field] = request.max_tokens
+        if request.seed is not None:
+            body["seed"] = request.seed
         if stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
@@ -254,7 +285,7 @@ def parse_chat_completion(data: Any) -> AssistantMessage:
     """A whole ``chat.completion`` object as an ``AssistantMessage``."""
     _raise_if_error(data)
     if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
-        raise event_error(f"the response has no choices: {str(data)[:200]}", None)
+        raise shape_error("choices", data)
     builder = ReplyBuilder()
     builder.model = data.get("model")
     if isinstance(data.get("usage"), dict):

@@ -40,7 +40,9 @@ from openprogram.providers._wire import (
     forced_tool_name,
     json_arguments,
     load_json,
+    no_seed,
     safe_name,
+    shape_error,
     tool_parameters,
     undo_strict,
 )
@@ -79,6 +81,11 @@ class OpenAIResponsesProvider(OpenAIAuthProvider):
                 body["parallel_tool_calls"] = False
         if request.response_format is not None:
             body["text"] = {"format": _text_format(request.response_format)}
+        no_seed(request, "OpenAI Responses")
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
+        if request.max_tokens is not None:
+            body["max_output_tokens"] = request.max_tokens
         if stream:
             body["stream"] = True
         return body
@@ -202,7 +209,7 @@ def parse_response(data: Any) -> AssistantMessage:
     if not isinstance(data, dict) or not isinstance(data.get("output"), list):
         if isinstance(data, dict) and data.get("error"):
             _raise_failed(data)
-        raise event_error(f"the response has no output: {str(data)[:200]}", None)
+        raise shape_error("output", data)
     _raise_failed(data)
     return _message(data, data["output"])
 

@@ -23,6 +23,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from openprogram._tool_types import truncate
 from openprogram.budget import LimitName
 from openprogram.events import (
     SkipReason,
@@ -236,7 +237,27 @@ def _canonical(call: ToolCall) -> tuple[ToolCall, str]:
         return replace(call, arguments={}, arguments_error=f"unreadable arguments: {why}"), "{}"
 
 
+_MAX_QUOTED = 120
+"""A model-supplied name or error quoted in a refusal is cut to this many characters."""
+_MAX_REFUSAL = 2_000
+
+
+def _quoted(text: str) -> str:
+    """``repr`` of a model-supplied string, cut so a megabyte name costs a few bytes."""
+    if len(text) <= _MAX_QUOTED:
+        return repr(text)
+    return f"{text[:_MAX_QUOTED]!r}... ({len(text):,} characters)"
+
+
 def _refusal(call: ToolCall, tool: Tool | None, batch: Batch) -> tuple[ToolFailureKind, str] | None:
+    refusal = _refusal_text(call, tool, batch)
+    # Refusals quote the model's own strings: bounded whatever it sent (tool results are too).
+    return None if refusal is None else (refusal[0], truncate(refusal[1], _MAX_REFUSAL))
+
+
+def _refusal_text(
+    call: ToolCall, tool: Tool | None, batch: Batch
+) -> tuple[ToolFailureKind, str] | None:
     name = call.name
     if tool is None:
         if name in batch.deferred:
@@ -250,14 +271,15 @@ def _refusal(call: ToolCall, tool: Tool | None, batch: Batch) -> tuple[ToolFailu
                 f" (and {len(names) - 30} more)" if len(names) > 30 else ""
             )
             text = (
-                f"Tool {name!r} is not available in this call: it is not in the menu offered to "
-                f"you. Available tools: {shown or 'none'}."
+                f"Tool {_quoted(name)} is not available in this call: it is not in the menu "
+                f"offered to you. Available tools: {shown or 'none'}."
             )
         return "not_in_menu", text
     if call.arguments_error is not None:
+        why = call.arguments_error[: _MAX_QUOTED * 4]
         return "malformed_arguments", (
             f"The arguments of your call to {name!r} are not a valid JSON object "
-            f"({call.arguments_error}). Call {name!r} again with a JSON object matching its "
+            f"({why}). Call {name!r} again with a JSON object matching its "
             "parameters schema."
         )
     if batch.depth_limit is not None and tool.kind == "agentic":

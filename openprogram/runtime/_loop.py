@@ -113,6 +113,7 @@ async def request_reply(run: RunState, choice: ToolChoice) -> AssistantMessage:
         response_format=run.finale.response_format if run.finale is not None else None,
         deadline=run.deadline,
         max_retries=run.runtime.max_retries,
+        **_sampling(run),
     )
     started = time.monotonic()
     run.attempt = 1
@@ -201,6 +202,17 @@ async def _consume(run: RunState, events: AsyncIterator[ProviderEvent]) -> Assis
     )
 
 
+def _sampling(run: RunState) -> dict[str, Any]:
+    """``temperature``, ``max_tokens``, ``seed``: the exec's, else the runtime's (else None)."""
+    options, runtime = run.options, run.runtime
+    return {
+        name: getattr(options, name)
+        if getattr(options, name) is not None
+        else getattr(runtime, name, None)
+        for name in ("temperature", "max_tokens", "seed")
+    }
+
+
 def _retry_scheduled(run: RunState, event: RetryScheduled) -> None:
     error = event.error
     if error.reason == "rate_limit":
@@ -224,6 +236,7 @@ def _provider_error(run: RunState, error: LLMError, *, retrying: bool, attempt: 
         http_status=error.http_status,
         retrying=retrying,
         attempt=attempt,
+        body_excerpt=error.body_excerpt if run.trace_payloads else None,
     )
 
 

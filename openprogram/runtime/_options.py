@@ -20,7 +20,14 @@ from openprogram.exceptions import UserError
 from openprogram.providers.base import ToolChoice
 from openprogram.structured import StructuredFallback
 
-__all__ = ["MAX_ITERATIONS_CAP", "CommonExecKwargs", "ExecKwargs", "ExecOptions", "OnMaxIterations"]
+__all__ = [
+    "MAX_ITERATIONS_CAP",
+    "CommonExecKwargs",
+    "ExecKwargs",
+    "ExecOptions",
+    "OnMaxIterations",
+    "check_sampling",
+]
 
 MAX_ITERATIONS_CAP = 50
 """Hard cap on model calls per exec, whatever ``max_iterations`` asks (seed 000)."""
@@ -46,6 +53,9 @@ class CommonExecKwargs(TypedDict, total=False):
     model: str | None
     on_max_iterations: OnMaxIterations
     budget: Budget | None
+    temperature: float | None
+    max_tokens: int | None
+    seed: int | None
 
 
 class ExecKwargs(CommonExecKwargs, total=False):
@@ -89,6 +99,12 @@ class ExecOptions:
     """What to do when the cap is reached: ``"return"``, ``"raise"`` or ``"finish"``."""
     budget: Budget | None = None
     """Tightens the run tree's budget for this exec and every exec nested in it."""
+    temperature: float | None = None
+    """Sampling temperature of this exec's model calls; overrides ``Runtime(temperature=)``."""
+    max_tokens: int | None = None
+    """Cap on tokens generated per model call; overrides ``Runtime(max_tokens=)``."""
+    seed: int | None = None
+    """Sampling seed of this exec's model calls; overrides ``Runtime(seed=)``."""
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping[str, Any]) -> ExecOptions:
@@ -144,6 +160,7 @@ class ExecOptions:
                 "e.g. budget=Budget(model_calls=20)"
             )
         _check_tool_choice(self.tool_choice)
+        check_sampling("exec", self.temperature, self.max_tokens, self.seed)
         self._check_finale()
 
     def _check_finale(self) -> None:
@@ -175,6 +192,28 @@ def _check_tool_choice(choice: Any) -> None:
         f"exec(tool_choice={choice!r}) is not a tool choice: use 'auto', 'required', 'none' "
         "or {'type': 'function', 'name': 'tool_name'}"
     )
+
+
+def check_sampling(
+    where: str, temperature: float | None, max_tokens: int | None, seed: int | None
+) -> None:
+    """Reject sampling options of the wrong type or range (``where``: ``"exec"``, ``"Runtime"``).
+
+    Raises:
+        UserError: What was wrong, and what to pass instead.
+    """
+    if temperature is not None and (
+        isinstance(temperature, bool)
+        or not isinstance(temperature, int | float)
+        or not temperature >= 0
+    ):
+        raise UserError(f"{where}(temperature={temperature!r}): use a number >= 0, or None")
+    if max_tokens is not None and (
+        isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1
+    ):
+        raise UserError(f"{where}(max_tokens={max_tokens!r}): use an int >= 1, or None")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise UserError(f"{where}(seed={seed!r}): use an int, or None")
 
 
 _FIELDS = frozenset(f.name for f in dataclasses.fields(ExecOptions))

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from openprogram._delivery import Delivery, is_inline, use_delivery
 from openprogram.events import Event, ToolsResolved, notify
 from openprogram.messages import Message, Usage
 from openprogram.providers.base import Provider
@@ -51,7 +52,18 @@ class Emitter:
         trace_payloads: Whether payload fields are filled (data policy).
     """
 
-    __slots__ = ("_observers", "_sinks", "events", "parent", "run_id", "step_id", "trace_payloads")
+    __slots__ = (
+        "_inline",
+        "_observers",
+        "_queued",
+        "_sinks",
+        "delivery",
+        "events",
+        "parent",
+        "run_id",
+        "step_id",
+        "trace_payloads",
+    )
 
     def __init__(
         self,
@@ -69,7 +81,11 @@ class Emitter:
         inherited_obs: tuple[Sink, ...] = parent._observers if parent is not None else ()
         inherited_sinks: tuple[Sink, ...] = parent._sinks if parent is not None else ()
         self._observers: tuple[Sink, ...] = _unique((*observers, *inherited_obs))
+        self._inline = tuple(o for o in self._observers if is_inline(o))
+        self._queued = tuple(o for o in self._observers if not is_inline(o))
         self._sinks: tuple[Sink, ...] = _unique((*sinks, *inherited_sinks))
+        self.delivery: Delivery = parent.delivery if parent is not None else Delivery()
+        """The run tree's observer thread (``openprogram._delivery``), shared by nested runs."""
 
     @property
     def parent_run_id(self) -> str | None:
@@ -94,9 +110,19 @@ class Emitter:
         while node is not None:  # list.append is atomic: nested runs on worker threads are safe
             node.events.append(event)
             node = node.parent
-        if self._observers:
-            notify(self._observers, event)
+        if self._inline:
+            with use_delivery(self.delivery):
+                notify(self._inline, event)
+        if self._queued:  # off this thread: a slow observer must not stall the loop
+            deadline: float | None = getattr(self, "deadline", None)
+            self.delivery.submit(notify, self._queued, event, deadline=deadline)
         return event
+
+    async def delivered(self, deadline: float | None) -> None:
+        """End of a top-level run: wait for observers to see every event, until ``deadline``."""
+        if self.parent is None:
+            await self.delivery.drained(deadline)
+            self.delivery.close()
 
     def stream(self, cls: Callable[..., Any], **fields: Any) -> None:
         """Send a stream event to ``on_stream`` callbacks and ``stream()`` consumers."""

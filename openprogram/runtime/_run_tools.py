@@ -63,7 +63,10 @@ async def run_tools(
     batch = Batch(
         tools=menu, emitter=emitter, runtime=get_current_runtime(), deps=deps, approval=approval
     )
-    return await run_batch(call_list, batch)
+    try:
+        return await run_batch(call_list, batch)
+    finally:
+        await emitter.delivered(None)
 
 
 def run_tools_sync(

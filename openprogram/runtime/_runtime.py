@@ -26,7 +26,7 @@ from openprogram.runtime._bound import exec_parent
 from openprogram.runtime._cancel import cancelled_with_caller
 from openprogram.runtime._finale import Finale, with_instructions
 from openprogram.runtime._loop import run_loop
-from openprogram.runtime._options import CommonExecKwargs, ExecKwargs, ExecOptions
+from openprogram.runtime._options import CommonExecKwargs, ExecKwargs, ExecOptions, check_sampling
 from openprogram.runtime._result import RunResult
 from openprogram.runtime._run import RunState, Sink
 from openprogram.runtime._scope import ToolScope, build_scope, check_forced_choice
@@ -76,6 +76,9 @@ class Runtime:
         max_depth: How deep execs may nest inside tool bodies.
         budget: Limits for each top-level exec's whole run tree (``openprogram.Budget``);
             ``None`` uses the defaults (finite agentic calls and threads).
+        temperature: Sampling temperature of every model call (``exec(temperature=)`` wins).
+        max_tokens: Cap on tokens generated per model call (``exec(max_tokens=)`` wins).
+        seed: Sampling seed of every model call, where the wire has one (``exec(seed=)`` wins).
 
     Example:
         >>> from openprogram.testing import ScriptedProvider
@@ -102,10 +105,15 @@ class Runtime:
         trace_payloads: bool = False,
         max_depth: int = 8,
         budget: Budget | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        seed: int | None = None,
     ) -> None:
         _check_arguments(provider, observers, max_retries, approval, on_stream, max_depth)
         if budget is not None and not isinstance(budget, Budget):
             raise UserError(f"Runtime(budget={budget!r:.80}) must be an openprogram.Budget or None")
+        check_sampling("Runtime", temperature, max_tokens, seed)
+        self.temperature, self.max_tokens, self.seed = temperature, max_tokens, seed
         self._provider = provider if not isinstance(provider, str) else None
         self._provider_spec = provider if isinstance(provider, str) else None
         self.model = model
@@ -315,7 +323,7 @@ class Runtime:
         message = with_instructions(message, run.finale)
         run.messages.append(message)
         self._invoked(run, message)
-        finished = False
+        finished = cancelled = False
         try:
             open_budget(run)
             output = await self._drive(run)
@@ -324,9 +332,15 @@ class Runtime:
         except BudgetExceeded:
             run.stop_reason = "budget"
             raise
+        except asyncio.CancelledError:
+            cancelled = True
+            raise
         finally:
             close_budget(run)
             self._ended(run, finished)
+            # Observers have seen every event when exec returns, unless that would overrun
+            # the deadline or delay a cancellation (then the delivery thread finishes alone).
+            await run.delivered(time.monotonic() if cancelled else run.deadline)
 
     async def _drive(self, run: RunState) -> Any:
         if run.deadline is None:

@@ -15,7 +15,8 @@ becomes a deterministic test::
 
 A request is matched on model, system prompt, messages (tool call ids
 renumbered in order of appearance, images by SHA-256), tool specs,
-``tool_choice``, ``parallel_tool_calls`` and ``response_format``. Identical
+``tool_choice``, ``parallel_tool_calls``, ``response_format`` and the sampling
+options (``temperature``, ``max_tokens``, ``seed``) that were set. Identical
 requests get their recorded replies in order, the last one repeating. Tools
 must behave the same when replayed (their results are part of the next
 request); a request that was never recorded raises ``ReplayMissError`` saying
@@ -273,6 +274,12 @@ def normalize_request(request: ProviderRequest) -> dict[str, Any]:
         "response_format": None
         if fmt is None
         else {"name": fmt.name, "schema": dict(fmt.schema), "strict": fmt.strict},
+        # Sampling options only when set, so recordings made before they existed still match.
+        **{
+            name: getattr(request, name)
+            for name in ("temperature", "max_tokens", "seed")
+            if getattr(request, name) is not None
+        },
     }
 
 

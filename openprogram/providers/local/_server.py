@@ -132,10 +132,7 @@ class Supervisor:
         config = {"model": str(weights), "template": chat_template(), **asdict(self._options)}
         config["threads"] = self._options.threads or _default_threads()
         self._log = tempfile.TemporaryFile()  # noqa: SIM115 -- lives as long as the child
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (str(_PACKAGE_ROOT), env.get("PYTHONPATH", "")) if p
-        )
+        env = child_env(os.environ)
         try:
             self._proc = subprocess.Popen(
                 [sys.executable, "-c", _CHILD_CODE, json.dumps(config)],
@@ -180,6 +177,32 @@ class Supervisor:
 
 _default: Supervisor | None = None
 _default_lock = threading.Lock()
+
+
+_CHILD_ENV_NAMES = frozenset(
+    {"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LANGUAGE", "TZ", "TMPDIR",
+     "TEMP", "TMP", "PYTHONHOME", "LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH", "SYSTEMROOT",
+     "SYSTEMDRIVE", "WINDIR", "COMSPEC", "PATHEXT", "USERPROFILE", "APPDATA", "LOCALAPPDATA",
+     "HOMEDRIVE", "HOMEPATH", "USERNAME", "NUMBER_OF_PROCESSORS", "PROCESSOR_ARCHITECTURE"}
+)  # fmt: skip
+_CHILD_ENV_PREFIXES = ("LC_", "OMP_", "GGML_", "LLAMA_", "CUDA_", "HIP_", "ROCR_", "VK_")
+# What a Python interpreter and llama.cpp need (locale, temp dir, native libraries, thread
+# and GPU tuning), and nothing else: no API keys or tokens reach the child (as for MCP
+# stdio servers).
+
+
+def child_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """The child's environment: the allowed names of ``environ`` and a ``PYTHONPATH``
+    that finds this ``openprogram`` first."""
+    env = {
+        name: value
+        for name, value in environ.items()
+        if name in _CHILD_ENV_NAMES or name.startswith(_CHILD_ENV_PREFIXES)
+    }
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(_PACKAGE_ROOT), environ.get("PYTHONPATH", "")) if p
+    )
+    return env
 
 
 def default_supervisor() -> Supervisor:

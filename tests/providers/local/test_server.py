@@ -21,6 +21,8 @@ from openprogram.providers.local._server import ServerOptions, Supervisor, chat_
 
 from . import _fake_child
 
+_FAKE_ENV = {"FAKE_CHILD_MODE", "FAKE_CHILD_SICK"}  # the child's environment is an allowlist
+
 
 def _gone(pid: int, within_s: float = 10.0) -> bool:
     """Whether ``pid`` has exited (a zombie counts) within the time given."""
@@ -41,6 +43,7 @@ def fake(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Supervisor
     """A supervisor whose child is the fake; stopped after the test."""
     monkeypatch.setattr(_server, "_CHILD_CODE", _fake_child.CODE)
     monkeypatch.setattr(_server, "ensure_weights", lambda: tmp_path / "model.gguf")
+    monkeypatch.setattr(_server, "_CHILD_ENV_NAMES", _server._CHILD_ENV_NAMES | _FAKE_ENV)
     monkeypatch.setenv("FAKE_CHILD_MODE", "ok")
     supervisor = Supervisor(ServerOptions(start_timeout_s=60.0))
     yield supervisor
@@ -133,6 +136,7 @@ def test_a_server_that_never_announces_itself_times_out(
 ) -> None:
     monkeypatch.setattr(_server, "_CHILD_CODE", _fake_child.CODE)
     monkeypatch.setattr(_server, "ensure_weights", lambda: tmp_path / "model.gguf")
+    monkeypatch.setattr(_server, "_CHILD_ENV_NAMES", _server._CHILD_ENV_NAMES | _FAKE_ENV)
     monkeypatch.setenv("FAKE_CHILD_MODE", "silent")
     supervisor = Supervisor(ServerOptions(start_timeout_s=1.0))
     started = time.monotonic()
