@@ -127,6 +127,7 @@ def main() -> None:
     parser.add_argument("--line-mb", type=int, default=16)
     parser.add_argument("--serve")
     parser.add_argument("--client", nargs=2)
+    parser.add_argument("--only", choices=["error", "sse", "event"])
     args = parser.parse_args()
     if args.serve:
         _serve(args.serve)
@@ -137,17 +138,25 @@ def main() -> None:
     import openprogram
 
     print(f"openprogram from {os.path.dirname(openprogram.__file__)}")
-    errors = [_over_loopback("error") for _ in range(args.runs)]
-    growth = statistics.median(float(e["rss_growth_mib"]) for e in errors)  # type: ignore[arg-type]
-    print(f"100 MB error body: peak RSS growth median {growth:.1f} MiB over {args.runs} runs")
-    print(f"  outcome: {errors[0]['outcome']}")
-    lines = [_sse_line_seconds(args.line_mb * MB) for _ in range(args.runs)]
-    print(f"{args.line_mb} MB SSE line: median {statistics.median(lines):.3f} s "
-          f"(min {min(lines):.3f}, max {max(lines):.3f})")
-    caps = [_over_loopback("event") for _ in range(args.runs)]
-    cap_s = statistics.median(float(c["seconds"]) for c in caps)  # type: ignore[arg-type]
-    print(f"40 MB event without a line end: ended after median {cap_s:.2f} s")
-    print(f"  outcome: {caps[0]['outcome']}")
+    if args.only in (None, "error"):
+        errors = [_over_loopback("error") for _ in range(args.runs)]
+        growth = [float(str(e["rss_growth_mib"])) for e in errors]
+        print(
+            f"100 MB error body: peak RSS growth median {statistics.median(growth):.1f} MiB "
+            f"(min {min(growth):.1f}, max {max(growth):.1f}) over {args.runs} runs"
+        )
+        print(f"  outcome: {errors[0]['outcome']}")
+    if args.only in (None, "sse"):
+        lines = [_sse_line_seconds(args.line_mb * MB) for _ in range(args.runs)]
+        print(
+            f"{args.line_mb} MB SSE line: median {statistics.median(lines):.3f} s "
+            f"(min {min(lines):.3f}, max {max(lines):.3f})"
+        )
+    if args.only in (None, "event"):
+        caps = [_over_loopback("event") for _ in range(args.runs)]
+        cap_s = statistics.median(float(str(c["seconds"])) for c in caps)
+        print(f"40 MB event without a line end: ended after median {cap_s:.2f} s")
+        print(f"  outcome: {caps[0]['outcome']}")
 
 
 if __name__ == "__main__":
