@@ -145,8 +145,8 @@ class Runtime:
             content: A string, or a list of blocks (text, ``{"type": "image", ...}``).
             **options: ``tools``, ``toolset``, ``tools_source``, ``tools_allow``,
                 ``tools_deny``, ``tool_choice``, ``parallel_tool_calls``,
-                ``max_iterations``, ``timeout_s``, ``model``, ``on_max_iterations``
-                (see ``ExecOptions`` for each).
+                ``max_iterations``, ``timeout_s``, ``model``, ``on_max_iterations``,
+                ``temperature``, ``max_tokens``, ``seed`` (see ``ExecOptions`` for each).
 
         Returns:
             The text of the final answer.
