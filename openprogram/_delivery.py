@@ -1,15 +1,15 @@
-"""Observer calls off the event loop: one delivery thread per run tree, in order, bounded.
+"""Observer calls off the event loop: one delivery worker per run tree, in order, bounded.
 
 An observer is user code: it may sleep, log to a slow disk or export spans
 synchronously. Called on the loop thread, it would stall every task of the
 loop and make ``exec(timeout_s=...)`` overrun. So a run tree (an exec and the
-execs nested in it) hands each event to its own delivery thread through a
-bounded queue, and its observers are called there, one event after another,
-in the order the events were emitted.
+execs nested in it) hands each event to its own bounded queue, and its
+observers are called off the loop, on a pooled worker thread, one event
+after another, in the order the events were emitted.
 
 When the exec ends it waits until its observers have seen every event — but
 never past its deadline: then it returns (or raises ``TimeoutError``) on
-time, and the delivery thread finishes the backlog on its own. With no
+time, and the worker finishes the backlog on its own. With no
 deadline it waits for the backlog, so observers have seen every event when
 ``exec`` returns. A queue that fills up (``MAX_PENDING`` events: a stuck
 observer) blocks the emitter until there is room, at most until the deadline;
@@ -34,6 +34,8 @@ from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Any
 
+from openprogram import _threads
+
 __all__ = ["MAX_PENDING", "Delivery", "defer", "get_delivery", "is_inline", "use_delivery"]
 
 MAX_PENDING = 10_000
@@ -50,14 +52,18 @@ def is_inline(observer: object) -> bool:
 
 
 class Delivery:
-    """The delivery thread of one run tree (started on first use)."""
+    """The observer calls of one run tree, delivered in order on a pooled worker thread.
+
+    A burst of events is delivered by one job on ``openprogram._threads``'s
+    cached pool (idle workers are reused, so no thread is started per exec);
+    the job returns when the queue is empty and the next event starts another.
+    """
 
     def __init__(self) -> None:
         self._jobs: deque[tuple[Callable[..., object], tuple[Any, ...], dict[str, Any]]] = deque()
         self._cond = threading.Condition()
         self._busy = 0  # jobs queued or running
-        self._closed = False
-        self._thread: threading.Thread | None = None
+        self._running = False  # a worker is delivering
         self._waiters: list[Callable[[], None]] = []
         self.dropped = 0
         """Events dropped because the queue stayed full until the deadline."""
@@ -75,12 +81,9 @@ class Delivery:
                 self._cond.wait(remaining)
             self._jobs.append((fn, args, kw))
             self._busy += 1
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._serve, name="openprogram-observers", daemon=True
-                )
-                self._thread.start()
-            self._cond.notify_all()
+            start, self._running = not self._running, True
+        if start:
+            _threads.submit(self._serve)
 
     def _drop(self) -> None:
         self.dropped += 1
@@ -94,11 +97,9 @@ class Delivery:
     def _serve(self) -> None:
         while True:
             with self._cond:
-                while not self._jobs:
-                    if self._closed:
-                        self._thread = None
-                        return
-                    self._cond.wait()
+                if not self._jobs:
+                    self._running = False
+                    return
                 fn, args, kw = self._jobs.popleft()
             try:
                 fn(*args, **kw)
@@ -145,15 +146,6 @@ class Delivery:
                 self._waiters.remove(wake)
             return False
         return True
-
-    def close(self) -> None:
-        """Let the thread exit once the backlog is delivered (it is joined if already idle)."""
-        with self._cond:
-            self._closed = True
-            thread = self._thread if self._busy == 0 else None
-            self._cond.notify_all()
-        if thread is not None:
-            thread.join(timeout=1.0)
 
 
 def get_delivery() -> Delivery | None:

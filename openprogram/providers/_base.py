@@ -9,7 +9,6 @@ here once.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import time
@@ -26,14 +25,14 @@ from openprogram.providers._http import (
     Redactor,
     error_fields,
     masked_headers,
-    redact_request,
     retry_after_s,
     status_error,
     to_timeout,
 )
+from openprogram.providers._read import MAX_ERROR_BODY, guarded, is_json, read_head, read_whole
 from openprogram.providers._reply import ReplyBuilder
 from openprogram.providers._retry import EXEC_HINT as _EXEC_HINT
-from openprogram.providers._retry import Backoff, deadline_error, with_retries
+from openprogram.providers._retry import Backoff, with_retries
 from openprogram.providers._wire import EXCERPT_CHARS, load_json, message_events, set_message
 from openprogram.providers.base import (
     ProviderEvent,
@@ -44,21 +43,15 @@ from openprogram.providers.base import (
     ToolCallDelta,
 )
 
-__all__ = ["DEFAULT_TOTAL_TIMEOUT_S", "MAX_BODY_BYTES", "Decoder", "HttpProvider", "StreamParser"]
+__all__ = ["DEFAULT_TOTAL_TIMEOUT_S", "Decoder", "HttpProvider", "StreamParser"]
 
 DEFAULT_TOTAL_TIMEOUT_S = 900.0
 """A call (all attempts) ends within 15 minutes when the exec sets no ``timeout_s``: the read
 timeout alone restarts with every byte, so a server trickling bytes could hold it forever."""
 
-MAX_BODY_BYTES = 64 * 1024 * 1024
-"""Largest whole (non-streamed) reply body read; a larger one is an ``LLMError``."""
 
 T = TypeVar("T")
 _CONTENT = (TextDelta, ThinkingDelta, ToolCallDelta)
-_MAX_ERROR_BODY = 64 * 1024
-_READ_CAP = _MAX_ERROR_BODY + 16 * 1024
-# An error body is read up to the cap plus a margin longer than any key, scrubbed whole,
-# then cut to the cap: a key straddling the cap is whole when it is scrubbed.
 _HINTS = {
     "auth": "check the API key or credentials and that they may use this model",
     "rate_limit": "slow down, or raise the account's rate limit or quota",
@@ -360,13 +353,13 @@ class HttpProvider:
         deadline = request.deadline
         if response.status_code >= 400:
             raise await self._status_failure(response, deadline)
-        if self._stream and not _is_json(response):
+        if self._stream and not is_json(response):
             async for event in self._read_stream(response, request):
                 yield event
             return
         # Also a plain JSON reply to a streaming request: some OpenAI-compatible servers
         # ignore "stream": true, and an error object may come with status 200.
-        body = await self._guard(_read_whole(response), deadline, "while reading the response")
+        body = await self._guard(read_whole(response), deadline, "while reading the response")
         message = self._finalize(
             self._parse(load_json(body, "the response body"), request), request
         )
@@ -376,11 +369,11 @@ class HttpProvider:
 
     async def _status_failure(self, response: httpx.Response, deadline: float | None) -> LLMError:
         try:
-            body = await self._guard(_read_head(response), deadline, "while reading the error")
+            body = await self._guard(read_head(response), deadline, "while reading the error")
         except LLMError:
             body = b""  # the status alone still classifies the failure; the body was a bonus
         # Scrub the whole head before cutting it, so no cut can leave part of a key.
-        body = Redactor(self._secrets()).scrub_bytes(body)[:_MAX_ERROR_BODY]
+        body = Redactor(self._secrets()).scrub_bytes(body)[:MAX_ERROR_BODY]
         err = self._classify(response.status_code, response.headers, body)
         hint = _HINTS.get(err.reason)
         if hint:
@@ -432,28 +425,7 @@ class HttpProvider:
 
     async def _guard(self, aw: Awaitable[T], deadline: float | None, what: str) -> T:
         """Await ``aw`` within the deadline, turning transport failures into ``LLMError``."""
-        try:
-            if deadline is None:
-                return await aw
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                _discard(aw)
-                raise deadline_error(what)
-            async with asyncio.timeout(remaining):
-                return await aw
-        except TimeoutError:
-            raise deadline_error(what) from None
-        except httpx.TimeoutException as exc:
-            redact_request(exc, Redactor(self._secrets()))
-            raise LLMError(
-                f"timed out {what}: {type(exc).__name__}", reason="timeout", retryable=True
-            ) from exc
-        except httpx.TransportError as exc:
-            redact_request(exc, Redactor(self._secrets()))
-            text = str(exc) or type(exc).__name__
-            raise LLMError(
-                f"connection failed {what}: {text}", reason="transport", retryable=True
-            ) from exc
+        return await guarded(aw, deadline, what, Redactor(self._secrets()))
 
     def _scrubbed(self, err: LLMError) -> LLMError:
         redact = Redactor(self._secrets())
@@ -463,42 +435,6 @@ class HttpProvider:
         if err.body_excerpt is not None:
             err.body_excerpt = redact.cut(err.body_excerpt, EXCERPT_CHARS)
         return err
-
-
-def _is_json(response: httpx.Response) -> bool:
-    kind = str(response.headers.get("content-type", "")).split(";")[0].strip().lower()
-    return kind == "application/json" or kind.endswith("+json")
-
-
-async def _read_whole(response: httpx.Response) -> bytes:
-    """A whole reply body, at most ``MAX_BODY_BYTES`` (a larger one is an ``LLMError``)."""
-    body = bytearray()
-    async for chunk in response.aiter_bytes():
-        body += chunk
-        if len(body) > MAX_BODY_BYTES:
-            raise LLMError(
-                f"the response body is larger than {MAX_BODY_BYTES:,} bytes, the limit of "
-                "one reply",
-                reason="server",
-                retryable=False,
-            )
-    return bytes(body)
-
-
-async def _read_head(response: httpx.Response) -> bytes:
-    """At most ``_READ_CAP`` bytes of a body; the rest is never read (the caller closes)."""
-    head = bytearray()
-    async for chunk in response.aiter_bytes():
-        head += chunk
-        if len(head) >= _READ_CAP:
-            break
-    return bytes(head[:_READ_CAP])
-
-
-def _discard(aw: Awaitable[Any]) -> None:
-    close = getattr(aw, "close", None)
-    if close is not None:
-        close()  # a coroutine never awaited would warn "was never awaited"
 
 
 def _merged(body: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:

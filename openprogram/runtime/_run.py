@@ -122,7 +122,6 @@ class Emitter:
         """End of a top-level run: wait for observers to see every event, until ``deadline``."""
         if self.parent is None:
             await self.delivery.drained(deadline)
-            self.delivery.close()
 
     def stream(self, cls: Callable[..., Any], **fields: Any) -> None:
         """Send a stream event to ``on_stream`` callbacks and ``stream()`` consumers."""

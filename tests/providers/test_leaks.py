@@ -296,3 +296,17 @@ def test_exceptions_hold_only_redacted_requests_and_mask_locals(
     formatted = _with_locals(err)
     assert fragments(formatted) == []
     assert fragments(formatted, KEY[::-1]) == []
+
+
+@pytest.mark.parametrize("name", sorted(FACTORIES))
+def test_every_provider_scrubs_before_cutting(name: str, wire: WireServer) -> None:
+    found: dict[int, list[str]] = {}
+    for offset in range(2000 - len(KEY) - 1, 2000 + 2):
+        wire.push(_plain_error(offset))
+        provider = FACTORIES[name](wire.url)
+        provider._max_retries = 0
+        err = fail(provider, request()).failure
+        leaked = fragments(_visible(err)) + fragments(_visible(err), KEY[::-1])
+        if leaked:
+            found[offset] = leaked
+    assert found == {}
