@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # both libraries are imported lazily (import-time budget)
 Validator = Any
 JSONSchemaError = Any
 
-__all__ = ["format_path", "json_schema_violations", "pydantic_violations"]
+__all__ = ["format_path", "json_schema_violations", "pydantic_violations", "real_path"]
 
 _EXPECTED = {
     "string_type": "string",
@@ -102,7 +102,7 @@ def pydantic_violations(
     plain: list[tuple[int, str]] = []
     unions: dict[tuple[Any, ...], list[tuple[list[Any], str]]] = {}
     for order, err in enumerate(exc.errors(include_url=False)):
-        path, union_at = _real_path(err["loc"], args, err["type"])
+        path, union_at = real_path(err["loc"], args, err["type"])
         message = _message(err, path, allowed)
         if union_at is None:
             plain.append((order, f"{format_path(path)}: {message}"))
@@ -120,7 +120,8 @@ def pydantic_violations(
     return out
 
 
-def _real_path(loc: Sequence[Any], args: Any, err_type: str) -> tuple[list[Any], int | None]:
+def real_path(loc: Sequence[Any], args: Any, err_type: str) -> tuple[list[Any], int | None]:
+    """The keys and indices of ``loc`` that exist in ``args``; where a union tag was, if any."""
     # pydantic puts a tag naming the member (e.g. "int", "Address") into `loc` for every
     # union member it tried; the input tells real keys and indices from those tags.
     value, path, union_at = args, [], None

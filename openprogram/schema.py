@@ -33,13 +33,13 @@ import sys
 import types
 import warnings
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from pydantic_core import ValidationError
-
 from openprogram import _schema_docs, _schema_types
-from openprogram._schema_errors import json_schema_violations, pydantic_violations
+from openprogram._schema_errors import json_schema_violations
 from openprogram._schema_fast import NO_DEFAULT, FieldSpec, fast_json_schema
+from openprogram._schema_json import JSONViolations, duplicate_check, validate_strict
 from openprogram._schema_read import (
     Reader,
     Visible,
@@ -80,10 +80,21 @@ class ArgumentsError(ValueError):
 class _Lazy:
     """What is built on first use; shared by a schema and its bound-method copies."""
 
-    __slots__ = ("adapter", "doc", "fields", "json")
+    __slots__ = (
+        "adapter",
+        "doc",
+        "duplicates",
+        "fields",
+        "json",
+        "validate_json",
+        "validate_python",
+    )
 
     def __init__(self) -> None:
+        self.duplicates: Callable[[Mapping[str, Any]], list[str]] | None = None
         self.adapter: TypeAdapter[dict[str, Any]] | None = None
+        self.validate_json: Callable[[bytes], dict[str, Any]] | None = None
+        self.validate_python: Callable[[Any], dict[str, Any]] | None = None
         self.json: dict[str, Any] | None = None
         self.doc: _schema_docs.DocInfo | None = None
         self.fields: list[FieldSpec] | None = None
@@ -107,6 +118,7 @@ class FunctionSchema:
         "_description",
         "_doc",
         "_lazy",
+        "_names",
         "_override",
         "_positions",
         "_visible",
@@ -141,6 +153,7 @@ class FunctionSchema:
         self.self_param = self_param
         self._visible = visible
         self._allowed = frozenset(v.name for v in visible)
+        self._names = [v.name for v in visible]
         self._positions = positions
         self._doc = doc
         self._description = description
@@ -179,7 +192,10 @@ class FunctionSchema:
     def validate(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """Check model-supplied ``args``; return keyword arguments for the function.
 
-        Nested models, dataclasses and enums come back instantiated; arguments the
+        ``args`` is JSON data (a model's arguments, decoded) and is checked as the
+        JSON Schema in :attr:`parameters` reads it, without pydantic's lax coercions
+        (see ``docs/concepts.md``, "What the model may send"). Nested models,
+        dataclasses, enums, dates and the like come back instantiated; arguments the
         model omitted are left out, so the function's own defaults apply.
 
         Raises:
@@ -190,23 +206,21 @@ class FunctionSchema:
             if violations:
                 raise ArgumentsError(violations)
             return dict(args)
-        adapter = self._lazy.adapter or self._adapter()
-        allowed = self._allowed
+        lazy = self._lazy
+        validate_json = lazy.validate_json or self._validator()
+        mapping = type(args) is dict or isinstance(args, Mapping)
         # Unknown top-level keys are checked here rather than with extra="forbid", which
         # pydantic would also apply to nested dataclasses and TypedDicts without saying
         # so in their JSON Schema.
-        extra = (
-            []
-            if not isinstance(args, Mapping) or args.keys() <= allowed
-            else _extra(args, self._visible)
-        )
+        extra = [] if not mapping or args.keys() <= self._allowed else _extra(args, self._visible)
+        repeated = lazy.duplicates(args) if lazy.duplicates is not None and mapping else []
         try:
-            kwargs: dict[str, Any] = adapter.validate_python(args)
-        except ValidationError as exc:
-            names = [v.name for v in self._visible]
-            raise ArgumentsError([*pydantic_violations(exc, args, names), *extra]) from None
-        if extra:
-            raise ArgumentsError(extra)
+            # JSON from a model, validated as the JSON Schema it was shown reads it.
+            kwargs = validate_strict(validate_json, args, self._names, lazy.validate_python)
+        except JSONViolations as exc:
+            raise ArgumentsError([*exc.violations, *repeated, *extra]) from None
+        if repeated or extra:
+            raise ArgumentsError([*repeated, *extra])
         return kwargs
 
     def positional_index(self, param: str) -> int:
@@ -245,6 +259,15 @@ class FunctionSchema:
                 for v in self._visible
             ]
         return lazy.fields
+
+    def _validator(self) -> Callable[[bytes], dict[str, Any]]:
+        lazy = self._lazy
+        if lazy.validate_json is None:
+            lazy.duplicates = duplicate_check({v.name: v.annotation for v in self._visible})
+            validator = self._adapter().validator
+            lazy.validate_python = partial(validator.validate_python, strict=True)
+            lazy.validate_json = partial(validator.validate_json, strict=True)
+        return lazy.validate_json
 
     def _adapter(self) -> TypeAdapter[dict[str, Any]]:
         lazy = self._lazy

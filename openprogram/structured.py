@@ -23,11 +23,10 @@ import re
 import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeGuard
 
-from pydantic_core import ValidationError
-
-from openprogram._schema_errors import pydantic_violations
+from openprogram._schema_json import JSONViolations, validate_strict
 from openprogram.exceptions import (
     InvalidJSONError,
     InvalidSchemaError,
@@ -133,11 +132,14 @@ class OutputSchema:
             ValidationFailedError: ``value`` does not conform; ``.violations`` lists why.
         """
         if self.model is not None:
+            # JSON from a model, checked as the schema it was shown reads it (no lax coercions).
+            allowed = list(self.schema.get("properties") or ())
+            validate_json = partial(self.model.model_validate_json, strict=True)
+            validate_python = partial(self.model.model_validate, strict=True)
             try:
-                return self.model.model_validate_json(json.dumps(value))
-            except ValidationError as exc:
-                allowed = list(self.schema.get("properties") or ())
-                violations = pydantic_violations(exc, value, allowed)
+                return validate_strict(validate_json, value, allowed, validate_python)
+            except JSONViolations as exc:
+                violations = exc.violations
         else:
             violations = json_schema_violations(dict(self.schema), value)
             if not violations:

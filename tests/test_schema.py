@@ -568,14 +568,14 @@ def test_validation_returns_python_values_ready_for_the_call() -> None:
     schema = derive_schema(every_mapping)
     args = {
         "s": "x", "i": 1, "f": 1.5, "b": True, "n": None, "items": [1], "pair": ["a", 1],
-        "many": [1.0], "tags": ["a", "a"], "scores": {"a": 1.0}, "unit": "celsius",
+        "many": [1.0], "tags": ["a", "b"], "scores": {"a": 1.0}, "unit": "celsius",
         "color": "red", "prio": 2, "maybe": None, "either": "s", "address": {"city": "P"},
         "point": {"x": 1}, "options": {"verbose": True}, "when": "2024-05-01",
         "tree": {"label": "r", "children": [{"label": "c"}]},
     }  # fmt: skip
     kwargs = schema.validate(args)
     assert kwargs["pair"] == ("a", 1)
-    assert kwargs["tags"] == {"a"}
+    assert kwargs["tags"] == {"a", "b"}
     assert kwargs["color"] is Color.RED
     assert kwargs["prio"] is Priority.HIGH
     assert kwargs["address"] == Address(city="P")

@@ -24,6 +24,7 @@ from typing import IO, Any
 
 from pydantic import BaseModel
 
+from openprogram.batch import _jsonl
 from openprogram.batch._types import BatchResult, ItemError, ItemResult, Progress
 from openprogram.events import digest
 from openprogram.exceptions import UserError
@@ -51,6 +52,8 @@ class Plan:
     items: list[Any]
     todo: list[Pending]
     done: dict[int, ItemResult]
+    torn: bool = False
+    """Whether the output file has lines torn by a crash (removed before appending)."""
 
 
 def make_plan(
@@ -60,7 +63,7 @@ def make_plan(
 
     Raises:
         UserError: An input cannot be unpacked, has no key, or two inputs share a key;
-            or the output file has a broken line (other than a torn last one).
+            or the output file has a line that is neither a record nor torn by a crash.
     """
     items = list(inputs)
     if unpack:
@@ -72,8 +75,8 @@ def make_plan(
                     "(called as fn(**item)) or a list/tuple (fn(*item))"
                 )
     keys = _keys(items, key) if key is not None or output is not None else [None] * len(items)
-    finished = _read(output) if output is not None and output.exists() else {}
-    plan = Plan(items=items, todo=[], done={})
+    finished, torn = _read(output) if output is not None and output.exists() else ({}, [])
+    plan = Plan(items=items, todo=[], done={}, torn=bool(torn))
     for index, (item, item_key) in enumerate(zip(items, keys, strict=True)):
         record = finished.get(item_key) if item_key is not None else None
         if record is not None and record.get("ok") is True:
@@ -124,28 +127,26 @@ def _default_key(index: int, item: Any) -> str:
     return digest(canonical)
 
 
-def _read(path: Path) -> dict[str, dict[str, Any]]:
-    """Records of ``path`` by key (the last one of a key wins)."""
-    records: dict[str, dict[str, Any]] = {}
-    lines = path.read_text(encoding="utf-8").splitlines()
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-            if not isinstance(record, dict) or not isinstance(record.get("key"), str):
-                raise ValueError("not an object with a string 'key'")
-        except ValueError as exc:
-            if number == len(lines):  # torn by a crash mid-write: that item simply runs again
-                logger.warning("%s:%d: ignoring a broken last line (%s)", path, number, exc)
-                continue
-            raise UserError(
-                f"{path}:{number}: not a batch record ({exc}); this file was not written by "
-                "openprogram.batch, or was edited: fix or remove that line, or pass another "
-                "output= path"
-            ) from None
-        records[record["key"]] = record
-    return records
+def _read(path: Path) -> tuple[dict[str, dict[str, Any]], list[int]]:
+    """Records of ``path`` by key (the last one of a key wins), and its torn lines."""
+    found = _jsonl.read(path)
+    if found.broken is not None:
+        number, why = found.broken
+        raise UserError(
+            f"{path}:{number}: not a batch record ({why}); this file was not written by "
+            "openprogram.batch, or was edited: fix or remove that line, or pass another "
+            "output= path"
+        )
+    if found.torn:
+        numbers = ", ".join(map(str, found.torn))
+        logger.warning(
+            "%s: ignoring %d line(s) torn by a crash mid-write (line %s); their items run "
+            "again and the lines are removed from the file",
+            path,
+            len(found.torn),
+            numbers,
+        )
+    return found.records, found.torn
 
 
 class Recorder:
@@ -161,11 +162,13 @@ class Recorder:
         self._plan = plan
         self._on_progress = on_progress
         self._started = time.monotonic()
-        self._file: IO[str] | None = None
+        self._file: IO[bytes] | None = None
         if output is not None:
-            self._file = output.open("a", encoding="utf-8")
+            if plan.torn:
+                _jsonl.repair(output)
+            self._file = output.open("ab")
             if output.stat().st_size and not _ends_with_newline(output):
-                self._file.write("\n")  # a torn last line stays on its own line
+                self._file.write(b"\n")  # a complete last record missing its newline
         self.results: dict[int, ItemResult] = dict(plan.done)
         self._failed = 0
 
@@ -193,28 +196,21 @@ class Recorder:
         self, pending: Pending, output: Any, error: ItemError | None, duration_s: float
     ) -> ItemError | None:
         assert self._file is not None
-        record = {
-            "key": pending.key,
-            "index": pending.index,
-            "ok": error is None,
-            "output": output if error is None else None,
-            "error": dataclasses.asdict(error) if error is not None else None,
-            "duration_s": round(duration_s, 6),
-        }
+        record = _record(pending, output, error, duration_s)
         try:
-            line = json.dumps(record, ensure_ascii=False, default=_jsonable)
-        except (TypeError, ValueError) as exc:
-            # Unwritable means unresumable: report it as this item's failure, keep the batch.
-            error = ItemError.of(
-                TypeError(
-                    f"the output of input #{pending.index} ({type(output).__name__}) cannot be "
-                    f"written to the output file as JSON ({exc}); return JSON-able values "
-                    "(str, numbers, lists, dicts, pydantic models, dataclasses)"
-                )
-            )
-            record.update(ok=False, output=None, error=dataclasses.asdict(error))
-            line = json.dumps(record, ensure_ascii=False)
-        self._file.write(line + "\n")
+            line = _jsonl.encode(record, _jsonable)
+        except (TypeError, ValueError, RecursionError) as exc:
+            problem = _output_problem(output) if error is None else None
+            if problem is not None:
+                # Unwritable means unresumable: report it as this item's failure, keep the batch.
+                error = ItemError.of(_unwritable(pending, output, problem))
+                record = _record(pending, None, error, duration_s)
+            elif error is None and not isinstance(exc, UnicodeEncodeError):
+                raise  # the output encodes alone, so this is a bug of ours: say so loudly
+            # What is left is a lone surrogate in the key or the error text: written as a
+            # \u escape, it reads back exactly.
+            line = _jsonl.encode(record, _jsonable, ascii_only=True)
+        self._file.write(line)
         self._file.flush()
         return error
 
@@ -242,6 +238,36 @@ class Recorder:
             self._file = None
         items = tuple(self.results[index] for index in sorted(self.results))
         return BatchResult(items=items, elapsed_s=time.monotonic() - self._started)
+
+
+def _record(
+    pending: Pending, output: Any, error: ItemError | None, duration_s: float
+) -> dict[str, Any]:
+    return {
+        "key": pending.key,
+        "index": pending.index,
+        "ok": error is None,
+        "output": output if error is None else None,
+        "error": dataclasses.asdict(error) if error is not None else None,
+        "duration_s": round(duration_s, 6),
+    }
+
+
+def _output_problem(output: Any) -> BaseException | None:
+    try:
+        _jsonl.encode(output, _jsonable)
+    except (TypeError, ValueError, RecursionError) as exc:
+        return exc
+    return None
+
+
+def _unwritable(pending: Pending, output: Any, problem: BaseException) -> Exception:
+    kind = TypeError if isinstance(problem, TypeError) else ValueError
+    return kind(
+        f"the output of input #{pending.index} ({type(output).__name__}) cannot be written "
+        f"to the output file as JSON: {_jsonl.unwritable_reason(problem)}; return JSON-able "
+        "values (str, finite numbers, lists, dicts, pydantic models, dataclasses)"
+    )
 
 
 def _jsonable(value: Any) -> Any:
