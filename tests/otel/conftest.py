@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -27,6 +28,16 @@ class Traced:
 
     def named(self, name: str) -> list[ReadableSpan]:
         return [span for span in self.spans if span.name == name]
+
+    def settled(self, *names: str, within_s: float = 10.0) -> None:
+        """Wait until a span of each name has ended.
+
+        An exec that times out does not wait for its observers past the deadline: their
+        last events (the spans' ends) are delivered off the loop a moment later.
+        """
+        stop = time.monotonic() + within_s
+        while not all(self.named(name) for name in names) and time.monotonic() < stop:
+            time.sleep(0.01)
 
     def one(self, name: str) -> ReadableSpan:
         found = self.named(name)

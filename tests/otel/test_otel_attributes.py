@@ -298,6 +298,7 @@ def test_a_timed_out_run_ends_its_unfinished_tool_spans(traced: Traced) -> None:
     rt = Runtime(ScriptedProvider([call("slow"), "never"]), observers=[traced.observer])
     with pytest.raises(TimeoutError):
         rt.exec("go", tools=[slow], timeout_s=0.1)
+    traced.settled("execute_tool slow", "invoke_agent")
     tool = traced.one("execute_tool slow")
     # The cancelled call now closes with its own ToolCallFailed(failure="cancelled").
     assert (attrs(tool)["error.type"], tool.status.status_code) == ("cancelled", StatusCode.ERROR)
