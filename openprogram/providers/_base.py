@@ -354,12 +354,17 @@ class HttpProvider:
         if response.status_code >= 400:
             raise await self._status_failure(response, deadline)
         if self._stream and not is_json(response):
-            async for event in self._read_stream(response, request):
+            async for event in self._read_stream(request, response.aiter_bytes()):
                 yield event
             return
         # Also a plain JSON reply to a streaming request: some OpenAI-compatible servers
         # ignore "stream": true, and an error object may come with status 200.
         body = await self._guard(read_whole(response), deadline, "while reading the response")
+        if self._stream and body.lstrip().startswith(_SSE_STARTS):
+            # ... while others stream SSE under a JSON content type: decode it as the stream.
+            async for event in self._read_stream(request, _once(body)):
+                yield event
+            return
         message = self._finalize(
             self._parse(load_json(body, "the response body"), request), request
         )
@@ -381,11 +386,10 @@ class HttpProvider:
         return err
 
     async def _read_stream(
-        self, response: httpx.Response, request: ProviderRequest
+        self, request: ProviderRequest, chunks: AsyncIterator[bytes]
     ) -> AsyncGenerator[ProviderEvent, None]:
         deadline = request.deadline
         decoder, parser = self._decoder(), self._stream_parser(request)
-        chunks = response.aiter_bytes()
         delivered = False
         cut: str | None = None
         while not parser.done:
@@ -435,6 +439,13 @@ class HttpProvider:
         if err.body_excerpt is not None:
             err.body_excerpt = redact.cut(err.body_excerpt, EXCERPT_CHARS)
         return err
+
+
+_SSE_STARTS = (b"data:", b"event:", b"id:", b":")
+
+
+async def _once(body: bytes) -> AsyncIterator[bytes]:
+    yield body
 
 
 def _merged(body: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
