@@ -17,11 +17,14 @@ from typing import Any, Literal, TypeAlias
 import pydantic_core
 
 __all__ = [
+    "MAX_QUOTED",
     "TOOL_NAME_PATTERN",
     "ToolContext",
     "ToolErrorKind",
     "ToolResult",
+    "quoted",
     "result_text",
+    "shortened",
     "truncate",
 ]
 
@@ -101,6 +104,20 @@ def _truncate_json(raw: bytes, limit: int) -> str:
     end = raw[-4 * tail :].decode("utf-8", "ignore")[-tail:] if tail else ""
     marker = f"\n[... truncated: {len(raw)} bytes of JSON, only the start and end kept ...]\n"
     return start + marker + end
+
+
+MAX_QUOTED = 120
+"""A model-supplied string quoted in a refusal or re-ask is cut to this many characters."""
+
+
+def shortened(text: str, limit: int = MAX_QUOTED) -> str:
+    """``text`` cut to ``limit`` characters, saying how long it was (model-supplied strings)."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
+
+
+def quoted(text: str, limit: int = MAX_QUOTED) -> str:
+    """``repr`` of a model-supplied string, cut so a megabyte name costs a few bytes."""
+    return repr(text) if len(text) <= limit else f"{text[:limit]!r}... ({len(text):,} characters)"
 
 
 def truncate(text: str, limit: int) -> str:

@@ -28,6 +28,7 @@ from typing import Any
 from openprogram import _threads
 from openprogram._structured.choices import Choice, ChoiceKind, normalize_choices
 from openprogram._structured.render import render_params
+from openprogram._tool_types import quoted, shortened, truncate
 from openprogram.context import resolve_runtime, use_current_frame, use_current_runtime
 from openprogram.exceptions import (
     ConfigurationError,
@@ -70,10 +71,15 @@ class Reask:
     """Says what was wrong and how the pick must look."""
 
 
+_MAX_PROBLEM = 2_000
+"""A re-ask's problem text is capped: it quotes what the model sent."""
+
+
 class PickError(ValueError):
     """A reply's pick is missing or invalid; ``.problem`` says what, for the re-ask."""
 
     def __init__(self, problem: str) -> None:
+        problem = truncate(problem, _MAX_PROBLEM)  # it quotes the model's own strings
         super().__init__(problem)
         self.problem = problem
 
@@ -130,7 +136,7 @@ class DecisionMenu:
         choice = self.get(name)
         if choice is None:
             options = ", ".join(repr(n) for n in self.names)
-            raise PickError(f"unknown option {name!r}; the options are {options}")
+            raise PickError(f"unknown option {quoted(name)}; the options are {options}")
         return Picked(choice, _validate(choice, args))
 
     async def run(self, picked: Picked, runtime: Any) -> Any:
@@ -245,13 +251,16 @@ def _parse_pick(text: str) -> tuple[str, dict[str, Any]]:
     pick = picks[-1]
     name = pick["call"]
     if not isinstance(name, str):
-        raise PickError(f'"call" must be the option name as a string, got {json.dumps(name)}')
+        raise PickError(
+            f'"call" must be the option name as a string, got {shortened(json.dumps(name))}'
+        )
     args = pick.get("args", pick.get("arguments"))
     if args is None:
         args = {}
     if not isinstance(args, dict):
         raise PickError(
-            f'"args" of option {name!r} must be a JSON object of arguments, got {json.dumps(args)}'
+            f'"args" of option {quoted(name)} must be a JSON object of arguments, got '
+            f"{shortened(json.dumps(args))}"
         )
     return name, args
 
@@ -270,7 +279,8 @@ def _validate(choice: Choice, args: dict[str, Any]) -> Mapping[str, Any]:
         return value.model_dump() if choice.output.model is not None else dict(value)
     if choice.kind == "value" and args:
         raise PickError(
-            f"option {choice.name!r} takes no arguments, got {', '.join(map(repr, args))}"
+            f"option {choice.name!r} takes no arguments, got "
+            f"{shortened(', '.join(map(quoted, args)))}"
         )
     violations = json_schema_violations(dict(choice.parameters), args)
     if violations:

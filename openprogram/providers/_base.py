@@ -29,11 +29,25 @@ from openprogram.providers._http import (
     status_error,
     to_timeout,
 )
-from openprogram.providers._read import MAX_ERROR_BODY, guarded, is_json, read_head, read_whole
+from openprogram.providers._read import (
+    MAX_ERROR_BODY,
+    guarded,
+    is_json,
+    looks_like_sse,
+    once,
+    read_head,
+    read_whole,
+)
 from openprogram.providers._reply import ReplyBuilder
 from openprogram.providers._retry import EXEC_HINT as _EXEC_HINT
 from openprogram.providers._retry import Backoff, with_retries
-from openprogram.providers._wire import EXCERPT_CHARS, load_json, message_events, set_message
+from openprogram.providers._wire import (
+    EXCERPT_CHARS,
+    load_json,
+    merged_body,
+    message_events,
+    set_message,
+)
 from openprogram.providers.base import (
     ProviderEvent,
     ProviderRequest,
@@ -225,7 +239,7 @@ class HttpProvider:
                 f'a provider string like "{self.default_name}:<model>", or set Runtime(model=...)'
             )
         headers = masked_headers(self._auth_headers(), ())  # '***' in traceback locals
-        body = _merged(self._body(request, model, self._stream), self._extra_body)
+        body = merged_body(self._body(request, model, self._stream), self._extra_body)
         data = json.dumps(body, ensure_ascii=False).encode()
         url = self._url(model, self._stream)
         retries = self._max_retries if request.max_retries is None else request.max_retries
@@ -354,12 +368,17 @@ class HttpProvider:
         if response.status_code >= 400:
             raise await self._status_failure(response, deadline)
         if self._stream and not is_json(response):
-            async for event in self._read_stream(response, request):
+            async for event in self._read_stream(request, response.aiter_bytes()):
                 yield event
             return
         # Also a plain JSON reply to a streaming request: some OpenAI-compatible servers
         # ignore "stream": true, and an error object may come with status 200.
         body = await self._guard(read_whole(response), deadline, "while reading the response")
+        if self._stream and looks_like_sse(body):
+            # ... while others stream SSE under a JSON content type: decode it as the stream.
+            async for event in self._read_stream(request, once(body)):
+                yield event
+            return
         message = self._finalize(
             self._parse(load_json(body, "the response body"), request), request
         )
@@ -381,11 +400,10 @@ class HttpProvider:
         return err
 
     async def _read_stream(
-        self, response: httpx.Response, request: ProviderRequest
+        self, request: ProviderRequest, chunks: AsyncIterator[bytes]
     ) -> AsyncGenerator[ProviderEvent, None]:
         deadline = request.deadline
         decoder, parser = self._decoder(), self._stream_parser(request)
-        chunks = response.aiter_bytes()
         delivered = False
         cut: str | None = None
         while not parser.done:
@@ -435,15 +453,3 @@ class HttpProvider:
         if err.body_excerpt is not None:
             err.body_excerpt = redact.cut(err.body_excerpt, EXCERPT_CHARS)
         return err
-
-
-def _merged(body: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
-    """``extra_body`` laid over the body; nested objects merge, so e.g. Gemini's
-    ``generationConfig`` can gain a temperature and keep its response schema."""
-    for key, value in extra.items():
-        current = body.get(key)
-        if isinstance(current, dict) and isinstance(value, Mapping):
-            body[key] = _merged(dict(current), value)
-        else:
-            body[key] = value
-    return body

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable
+from collections.abc import AsyncIterator, Awaitable
 from typing import Any, TypeVar
 
 import httpx
@@ -27,6 +27,8 @@ __all__ = [
     "READ_CAP",
     "guarded",
     "is_json",
+    "looks_like_sse",
+    "once",
     "read_head",
     "read_whole",
 ]
@@ -103,3 +105,16 @@ def _discard(aw: Awaitable[Any]) -> None:
     close = getattr(aw, "close", None)
     if close is not None:
         close()  # a coroutine never awaited would warn "was never awaited"
+
+
+_SSE_STARTS = (b"data:", b"event:", b"id:", b":")
+
+
+def looks_like_sse(body: bytes) -> bool:
+    """Whether a body sent as JSON is in fact an SSE stream (some servers mislabel it)."""
+    return body.lstrip().startswith(_SSE_STARTS)
+
+
+async def once(body: bytes) -> AsyncIterator[bytes]:
+    """``body`` as a one-chunk byte stream."""
+    yield body

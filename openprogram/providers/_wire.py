@@ -39,6 +39,7 @@ __all__ = [
     "forced_tool_name",
     "json_arguments",
     "load_json",
+    "merged_body",
     "message_events",
     "no_seed",
     "safe_name",
@@ -221,3 +222,15 @@ def set_message(err: LLMError, message: str) -> None:
     """Replace an ``LLMError``'s text everywhere it is kept (``str``, ``repr``, ``args``)."""
     err.message = message
     err.args = (message,)
+
+
+def merged_body(body: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """``extra_body`` laid over the body; nested objects merge, so e.g. Gemini's
+    ``generationConfig`` can gain a temperature and keep its response schema."""
+    for key, value in extra.items():
+        current = body.get(key)
+        if isinstance(current, dict) and isinstance(value, Mapping):
+            body[key] = merged_body(dict(current), value)
+        else:
+            body[key] = value
+    return body

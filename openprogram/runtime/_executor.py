@@ -23,7 +23,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from openprogram._tool_types import truncate
+from openprogram._tool_types import MAX_QUOTED, quoted, shortened, truncate
 from openprogram.budget import LimitName
 from openprogram.events import (
     SkipReason,
@@ -237,16 +237,7 @@ def _canonical(call: ToolCall) -> tuple[ToolCall, str]:
         return replace(call, arguments={}, arguments_error=f"unreadable arguments: {why}"), "{}"
 
 
-_MAX_QUOTED = 120
-"""A model-supplied name or error quoted in a refusal is cut to this many characters."""
 _MAX_REFUSAL = 2_000
-
-
-def _quoted(text: str) -> str:
-    """``repr`` of a model-supplied string, cut so a megabyte name costs a few bytes."""
-    if len(text) <= _MAX_QUOTED:
-        return repr(text)
-    return f"{text[:_MAX_QUOTED]!r}... ({len(text):,} characters)"
 
 
 def _refusal(call: ToolCall, tool: Tool | None, batch: Batch) -> tuple[ToolFailureKind, str] | None:
@@ -271,12 +262,12 @@ def _refusal_text(
                 f" (and {len(names) - 30} more)" if len(names) > 30 else ""
             )
             text = (
-                f"Tool {_quoted(name)} is not available in this call: it is not in the menu "
+                f"Tool {quoted(name)} is not available in this call: it is not in the menu "
                 f"offered to you. Available tools: {shown or 'none'}."
             )
         return "not_in_menu", text
     if call.arguments_error is not None:
-        why = call.arguments_error[: _MAX_QUOTED * 4]
+        why = shortened(call.arguments_error, 4 * MAX_QUOTED)
         return "malformed_arguments", (
             f"The arguments of your call to {name!r} are not a valid JSON object "
             f"({why}). Call {name!r} again with a JSON object matching its "

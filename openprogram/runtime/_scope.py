@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from openprogram._tool_types import quoted, shortened
 from openprogram.context import get_current_tools
 from openprogram.events import digest
 from openprogram.exceptions import UserError
@@ -278,7 +279,8 @@ async def _tool_search(args: Mapping[str, Any], context: ToolContext) -> ToolRes
     if not found:
         names = ", ".join(tool.name for tool in deferred) or "none"
         return ToolResult(
-            content=f"No deferred tool matches {args['query']!r}. Deferred tools: {names}. "
+            content=f"No deferred tool matches {quoted(str(args['query']))}. "
+            f"Deferred tools: {shortened(names, 2_000)}. "
             "Search with other words, or use 'select:name1,name2' to load exact names.",
             is_error=True,
         )

@@ -169,3 +169,16 @@ def test_the_default_total_timeout_is_finite_and_can_be_turned_off() -> None:
     assert OpenAIProvider(total_timeout_s=None).total_timeout_s is None
     with pytest.raises(ValueError, match="total_timeout_s"):
         OpenAIProvider(total_timeout_s=0)
+
+
+def test_sse_sent_under_a_json_content_type_is_still_read_as_the_stream(
+    wire: WireServer,
+) -> None:
+    body = (
+        b'data: {"choices": [{"index": 0, "delta": {"content": "mis"}}]}\n\n'
+        b'data: {"choices": [{"index": 0, "delta": {"content": "labelled"}, '
+        b'"finish_reason": "stop"}]}\n\ndata: [DONE]\n\n'
+    )
+    wire.push(Reply(chunks=[body], content_type="application/json"))
+    run = drive(_provider(wire.url), request())
+    assert run.message.text == "mislabelled"

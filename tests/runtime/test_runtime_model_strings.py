@@ -46,3 +46,34 @@ def test_validation_errors_on_model_strings_stay_within_the_result_cap(
 def test_a_malformed_call_to_a_huge_name_is_bounded() -> None:
     [result] = run_tools_sync([ToolCall("c1", HUGE, {}, arguments_error="x" * 1_000_000)], [add])
     assert len(result.content) <= 1_000
+
+
+@function(register_globally=False, defer=True)
+def stock_price(ticker: str) -> str:
+    """Latest stock price for a ticker symbol."""
+    return f"{ticker}: 42.0"
+
+
+def test_a_megabyte_tool_search_query_gets_a_short_answer() -> None:
+    model = ScriptedProvider([call("tool_search", query=HUGE), "done"])
+    Runtime(model).exec("go", tools=[stock_price])
+    answer = model.requests[1].messages[-1]
+    assert answer.is_error
+    assert "stock_price" in answer.content  # still names what can be loaded
+    assert len(answer.content) <= 1_000
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{"call": "' + HUGE + '"}',  # an unknown option with a megabyte name
+        '{"call": "wait", "args": ["' + HUGE + '"]}',  # args of the wrong type
+        '{"call": "wait", "args": {"' + HUGE + '": 1}}',  # an argument a value does not take
+    ],
+)
+def test_a_bad_pick_built_from_megabyte_strings_is_reasked_briefly(reply: str) -> None:
+    model = ScriptedProvider([reply, '{"call": "wait"}'])
+    assert Runtime(model).exec("go", tools=[], choices={"wait": "waiting"}) == "waiting"
+    reask = model.requests[1].messages[-1]
+    assert "could not be used" in reask.content
+    assert len(reask.content) <= 2_500
