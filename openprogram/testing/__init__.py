@@ -28,6 +28,7 @@ from openprogram.testing._fakes import (
     call,
     text,
 )
+from openprogram.testing._json_values import UnsupportedSchemaError, example_value
 from openprogram.testing._record import (
     RecordingProvider,
     ReplayMissError,
@@ -45,7 +46,9 @@ __all__ = [
     "Reply",
     "ScriptExhaustedError",
     "ScriptedProvider",
+    "UnsupportedSchemaError",
     "call",
+    "example_value",
     "normalize_request",
     "record",
     "replay",
