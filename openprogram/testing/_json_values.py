@@ -22,18 +22,27 @@ local ``$ref`` into ``$defs``/``definitions`` (recursion bounded by
 
 from __future__ import annotations
 
-import json
 import math
 import random
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn, Protocol
 
+from openprogram.testing._json_rules import (
+    FORMATS,
+    UnsupportedSchemaError,
+    bounds,
+    canonical,
+    flat,
+    inferred_types,
+    merge,
+    recursive,
+    within,
+)
 from openprogram.testing._regex import UnsupportedPatternError, sample_regex
 
 __all__ = ["Chooser", "SeededChooser", "UnsupportedSchemaError", "Walker", "example_value"]
 
-_TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
 _UNSUPPORTED = (
     "not",
     "if",
@@ -51,23 +60,6 @@ _UNSUPPORTED = (
 )
 _HARD_DEPTH = 60
 """Nesting beyond which a schema that cannot end (a required recursive field) is an error."""
-_FORMATS: dict[str, tuple[str, ...]] = {
-    "date-time": ("2024-05-17T09:30:00Z", "1999-12-31T23:59:59+01:00"),
-    "date": ("2024-05-17", "1999-12-31"),
-    "time": ("09:30:00", "23:59:59"),
-    "email": ("user@example.com", "a.b@example.org"),
-    "uri": ("https://example.com/", "https://example.org/a/b?c=1"),
-    "uri-reference": ("https://example.com/", "/a/b"),
-    "hostname": ("example.com", "api.example.org"),
-    "ipv4": ("192.0.2.1", "198.51.100.7"),
-    "ipv6": ("2001:db8::1", "::1"),
-    "duration": ("P1D", "PT1H30M"),
-}
-"""Formats pydantic emits (and validates), each with valid sample values."""
-
-
-class UnsupportedSchemaError(ValueError):
-    """The schema uses a keyword the value generator does not cover (named in the message)."""
 
 
 class Chooser(Protocol):
@@ -137,10 +129,10 @@ class SeededChooser:
         hi = high if high is not None else lo + 100.0
         for _ in range(20):
             value = round(lo + (hi - lo) * self._rng.random(), 2)
-            if _within(value, low, high, open_low, open_high):
+            if within(value, low, high, open_low, open_high):
                 return value
         value = (lo + hi) / 2
-        if _within(value, low, high, open_low, open_high):
+        if within(value, low, high, open_low, open_high):
             return value
         return self.give_up(f"no number found between {low} and {high}")
 
@@ -183,29 +175,6 @@ def example_value(schema: Mapping[str, Any] | bool, *, seed: int = 0, max_depth:
         'red'
     """
     return Walker(schema, SeededChooser(seed), max_depth=max_depth).value()
-
-
-def _within(value: float, low: float | None, high: float | None, ol: bool, oh: bool) -> bool:
-    if low is not None and (value < low or (ol and value == low)):
-        return False
-    return high is None or not (value > high or (oh and value == high))
-
-
-def _canonical(value: Any) -> str:
-    """Equality as JSON Schema sees it (``1 == 1.0``, ``true != 1``) for ``uniqueItems``."""
-
-    def norm(v: Any) -> Any:
-        if isinstance(v, bool) or v is None:
-            return [type(v).__name__, v]
-        if isinstance(v, int | float):
-            return ["n", float(v)]
-        if isinstance(v, list):
-            return ["a", [norm(x) for x in v]]
-        if isinstance(v, dict):
-            return ["o", sorted((k, norm(x)) for k, x in v.items())]
-        return ["s", v]
-
-    return json.dumps(norm(value))
 
 
 class Walker:
@@ -256,12 +225,12 @@ class Walker:
                 raise UnsupportedSchemaError(f"{where}: $ref/allOf chain does not end")
             if "$ref" in node:
                 rest = {k: v for k, v in node.items() if k != "$ref"}
-                node = _merge(self._resolve(node["$ref"], where), rest, where)
+                node = merge(self._resolve(node["$ref"], where), rest, where)
             else:
                 parts = [self._flatten(p, where) for p in node["allOf"] if p is not True]
                 rest = {k: v for k, v in node.items() if k != "allOf"}
                 for part in parts:
-                    rest = _merge(rest, part, where)
+                    rest = merge(rest, part, where)
                 node = rest
         return node
 
@@ -286,7 +255,7 @@ class Walker:
         declared = node.get("type")
         kinds = [declared] if isinstance(declared, str) else list(declared or ())
         if not kinds:
-            kinds = _inferred_types(node)
+            kinds = inferred_types(node)
         if depth >= self._max_depth and len(kinds) > 1:
             leaves = [k for k in kinds if k not in ("array", "object")]
             kinds = leaves or kinds
@@ -322,12 +291,12 @@ class Walker:
         key = "oneOf" if "oneOf" in node else "anyOf"
         rest = {k: v for k, v in node.items() if k not in ("anyOf", "oneOf")}
         branches = [
-            _merge(self._flatten(b if isinstance(b, Mapping) else {}, where), rest, where)
+            merge(self._flatten(b if isinstance(b, Mapping) else {}, where), rest, where)
             for b in node[key]
             if b is not False
         ]
         if depth >= self._max_depth:
-            ending = [b for b in branches if not _recursive(b)]
+            ending = [b for b in branches if not recursive(b)]
             branches = ending or branches
         order = list(range(len(branches)))
         first = self._choose.index(len(branches))
@@ -354,7 +323,7 @@ class Walker:
     # -- scalars ----------------------------------------------------------------------------
 
     def _integer(self, node: Mapping[str, Any], where: str) -> int:
-        low, high = _bounds(node)
+        low, high = bounds(node)
         lo = None if low is None else math.floor(low[0]) + 1 if low[1] else math.ceil(low[0])
         hi = None if high is None else math.ceil(high[0]) - 1 if high[1] else math.floor(high[0])
         step = node.get("multipleOf")
@@ -372,7 +341,7 @@ class Walker:
         return int(self._choose.integer(lo, hi))
 
     def _number(self, node: Mapping[str, Any], where: str) -> float | int:
-        low, high = _bounds(node)
+        low, high = bounds(node)
         step = node.get("multipleOf")
         if step is not None:
             k_lo = None if low is None else math.ceil(low[0] / step)
@@ -382,10 +351,10 @@ class Walker:
             for _ in range(10):
                 k = self._choose.integer(k_lo, k_hi)
                 value: float | int = k * step
-                if _within(value, *_flat(low, high)) and (value / step) == int(value / step):
+                if within(value, *flat(low, high)) and (value / step) == int(value / step):
                     return value
             return self._choose.give_up(f"{where}: no exact multiple of {step} found in range")
-        return self._choose.number(*_flat(low, high))
+        return self._choose.number(*flat(low, high))
 
     def _string(self, node: Mapping[str, Any], where: str) -> str:
         low = int(node.get("minLength", 0))
@@ -394,7 +363,7 @@ class Walker:
         if high is not None and low > high:
             return str(self._choose.give_up(f"{where}: minLength > maxLength"))
         pattern = node.get("pattern")
-        samples = _FORMATS.get(str(node.get("format")))
+        samples = FORMATS.get(str(node.get("format")))
         if "format" in node and node["format"] == "uuid":
             samples = (str(uuid.UUID(int=self._choose.integer(0, 2**128 - 1), version=4)),)
         if samples is not None and pattern is None:
@@ -423,7 +392,7 @@ class Walker:
         while len(out) < size:
             schema = prefix[len(out)] if len(out) < len(prefix) else items
             item = self._value(schema, depth + 1, f"{where}[{len(out)}]")
-            key = _canonical(item) if unique else ""
+            key = canonical(item) if unique else ""
             if unique and key in seen:
                 misses += 1
                 if misses > 20:
@@ -477,100 +446,3 @@ class Walker:
                 continue
             out[key] = self._value(extra, depth + 1, f"{where}.{key}")
             wanted -= 1
-
-
-def _bounds(node: Mapping[str, Any]) -> tuple[tuple[float, bool] | None, tuple[float, bool] | None]:
-    """``((low, exclusive), (high, exclusive))``, the tighter of plain and exclusive forms."""
-    low: tuple[float, bool] | None = None
-    high: tuple[float, bool] | None = None
-    if "minimum" in node:
-        low = (node["minimum"], False)
-    if "exclusiveMinimum" in node and not isinstance(node["exclusiveMinimum"], bool):
-        bound = node["exclusiveMinimum"]
-        if low is None or bound >= low[0]:
-            low = (bound, True)
-    if "maximum" in node:
-        high = (node["maximum"], False)
-    if "exclusiveMaximum" in node and not isinstance(node["exclusiveMaximum"], bool):
-        bound = node["exclusiveMaximum"]
-        if high is None or bound <= high[0]:
-            high = (bound, True)
-    return low, high
-
-
-def _flat(
-    low: tuple[float, bool] | None, high: tuple[float, bool] | None
-) -> tuple[float | None, float | None, bool, bool]:
-    return (
-        None if low is None else low[0],
-        None if high is None else high[0],
-        bool(low and low[1]),
-        bool(high and high[1]),
-    )
-
-
-def _inferred_types(node: Mapping[str, Any]) -> list[str]:
-    """The types a schema without ``type`` constrains, else every type."""
-    hints = (
-        ("object", ("properties", "required", "additionalProperties", "propertyNames")),
-        ("array", ("items", "prefixItems", "minItems", "maxItems", "uniqueItems")),
-        ("string", ("minLength", "maxLength", "pattern", "format")),
-        ("number", ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")),
-    )
-    found = [kind for kind, keys in hints if any(k in node for k in keys)]
-    return found or list(_TYPES)
-
-
-def _recursive(node: Any) -> bool:
-    """Whether a schema mentions ``$ref`` anywhere (may recurse): avoided past ``max_depth``."""
-    if isinstance(node, Mapping):
-        return "$ref" in node or any(_recursive(v) for v in node.values())
-    if isinstance(node, list):
-        return any(_recursive(v) for v in node)
-    return False
-
-
-_ANNOTATIONS = frozenset(
-    {"title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly",
-     "$comment", "$schema", "$id", "$defs", "definitions", "discriminator"}
-)  # fmt: skip
-_LOWER_BOUNDS = ("minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties")
-_UPPER_BOUNDS = ("maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties")
-
-
-def _merge(a: Mapping[str, Any], b: Mapping[str, Any], where: str) -> dict[str, Any]:
-    """Both schemas at once (``allOf``, ``$ref`` with siblings, a branch with its parent)."""
-    out = dict(a)
-    for key, value in b.items():
-        if key in _ANNOTATIONS or key not in out:
-            out.setdefault(key, value)
-        elif key in _LOWER_BOUNDS:
-            out[key] = max(out[key], value)
-        elif key in _UPPER_BOUNDS:
-            out[key] = min(out[key], value)
-        elif key == "required":
-            out[key] = list(dict.fromkeys([*out[key], *value]))
-        elif key == "properties":
-            merged = dict(out[key])
-            for name, sub in value.items():
-                merged[name] = {"allOf": [merged[name], sub]} if name in merged else sub
-            out[key] = merged
-        elif key == "type":
-            out[key] = _common_types(out[key], value, where)
-        elif key == "enum":
-            out[key] = [v for v in out[key] if v in value]
-        elif key == "allOf":
-            out[key] = [*out[key], *value]
-        elif out[key] != value:
-            raise UnsupportedSchemaError(f"{where}: cannot merge two different {key!r} values")
-    return out
-
-
-def _common_types(a: Any, b: Any, where: str) -> list[str]:
-    left = [a] if isinstance(a, str) else list(a)
-    right = [b] if isinstance(b, str) else list(b)
-    common = [t for t in left if t in right or (t == "integer" and "number" in right)]
-    common += [t for t in right if t == "integer" and "number" in left and t not in common]
-    if not common:
-        raise UnsupportedSchemaError(f"{where}: the merged schemas share no type")
-    return common
