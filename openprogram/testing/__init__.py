@@ -39,7 +39,6 @@ from openprogram.testing._fakes import (
     text,
 )
 from openprogram.testing._json_values import UnsupportedSchemaError, example_value
-from openprogram.testing._schema_provider import SchemaProvider
 from openprogram.testing._record import (
     RecordingProvider,
     ReplayMissError,
@@ -48,6 +47,7 @@ from openprogram.testing._record import (
     record,
     replay,
 )
+from openprogram.testing._schema_provider import SchemaProvider
 
 __all__ = [
     "ALLOW_ENV_VAR",

@@ -51,7 +51,8 @@ def test_arguments_are_read_by_the_functions_schema() -> None:
 def test_a_value_the_schema_rejects_is_a_usage_error_with_the_models_message() -> None:
     done = cli("run", "_cli_contract:trip", "Rome", "three", *MODEL)
     assert done.returncode == 2
-    assert "days: " in done.stderr and "integer" in done.stderr
+    assert "days: " in done.stderr
+    assert "integer" in done.stderr
     assert "trip(destination: string, days: integer)" in done.stderr
     assert "Traceback" not in done.stderr
 
@@ -81,7 +82,8 @@ def test_an_import_error_inside_the_users_module_is_user_code() -> None:
     assert "Traceback" in done.stderr
     assert "openprogram_no_such_dependency_xyz" in done.stderr
     error = one_json_object(done.stdout)["error"]
-    assert isinstance(error, dict) and error["type"] == "ModuleNotFoundError"
+    assert isinstance(error, dict)
+    assert error["type"] == "ModuleNotFoundError"
 
 
 def test_a_module_that_does_not_exist_is_a_usage_error() -> None:
@@ -89,9 +91,8 @@ def test_a_module_that_does_not_exist_is_a_usage_error() -> None:
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     error = one_json_object(done.stdout)["error"]
-    assert isinstance(error, dict) and "No module named 'no_such_module_xyz'" in str(
-        error["message"]
-    )
+    assert isinstance(error, dict)
+    assert "No module named 'no_such_module_xyz'" in str(error["message"])
 
 
 def test_json_stdout_stays_one_object_when_user_code_prints() -> None:
@@ -106,7 +107,8 @@ def test_a_bad_command_line_with_json_is_one_error_object() -> None:
     done = cli("run", "--json", "--no-such-flag")
     assert done.returncode == 2
     error = one_json_object(done.stdout)["error"]
-    assert isinstance(error, dict) and error["type"] == "UsageError"
+    assert isinstance(error, dict)
+    assert error["type"] == "UsageError"
 
 
 def test_version() -> None:

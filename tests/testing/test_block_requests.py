@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -30,7 +30,7 @@ from openprogram.testing import (
 
 
 class _Counter(BaseHTTPRequestHandler):
-    hits: list[str] = []
+    hits: ClassVar[list[str]] = []
 
     def do_POST(self) -> None:
         type(self).hits.append(self.path)
@@ -90,7 +90,8 @@ def test_every_real_provider_raises_before_sending(server: str, index: int) -> N
         Runtime(provider).exec("hi", tools=[])
     message = str(err.value)
     assert f"provider {provider.name!r}" in message
-    assert ALLOW_ENV_VAR in message and "allow_model_requests()" in message
+    assert ALLOW_ENV_VAR in message
+    assert "allow_model_requests()" in message
     assert _Counter.hits == []  # nothing reached the server
 
 

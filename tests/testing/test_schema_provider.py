@@ -29,7 +29,8 @@ def get_weather(city: str, units: Literal["celsius", "fahrenheit"] = "celsius") 
 @function(registry=registry)
 def find_hotels(city: str, stay: Stay, tags: set[Literal["quiet", "central"]] | None = None) -> str:
     """Hotels in a city for a stay."""
-    assert isinstance(stay, Stay) and 1 <= stay.nights <= 7
+    assert isinstance(stay, Stay)
+    assert 1 <= stay.nights <= 7
     SEEN.append(("find_hotels", (city, stay.nights, tags)))
     return "Hotel Azur"
 
