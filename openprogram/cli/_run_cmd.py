@@ -26,6 +26,7 @@ from openprogram.cli._model import model_label
 from openprogram.cli._tree import JsonLinesView, TreeView
 from openprogram.events import AgentEnd, Event, ProviderResponseReceived, ToolCallStarted
 from openprogram.providers import Provider
+from openprogram.providers.local._progress import progress_to
 from openprogram.runtime import Runtime
 
 __all__ = ["execute", "jsonable"]
@@ -78,7 +79,8 @@ def execute(
         with view:
             result = body(runtime)
     else:
-        result = body(runtime)
+        with progress_to(view.note):  # stderr stays JSON lines only
+            result = body(runtime)
     elapsed = time.monotonic() - started
     if not as_json:
         print(f"\nresult ({elapsed:.1f} s):\n{result}")

@@ -180,3 +180,30 @@ def test_openprogram_model_env_var_is_the_default(
     monkeypatch.setenv("OPENPROGRAM_MODEL", "_cli_models:demo_model")
     assert main(["demo", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["model_calls"] == 4
+
+
+def test_with_json_progress_lines_are_json_lines_too(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = [
+        "run",
+        "_cli_models:ask",
+        "q",
+        "days=1",
+        "--json",
+        "--model",
+        "_cli_models:progress_model",
+    ]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["output"] == "Forty-two."
+    lines = [json.loads(line) for line in captured.err.splitlines()]  # every line is JSON
+    assert {"kind": "Progress", "message": "starting the local model server (fake)"} in lines
+
+
+def test_without_json_progress_lines_go_to_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+    assert (
+        main(["run", "_cli_models:ask", "q", "days=1", "--model", "_cli_models:progress_model"])
+        == 0
+    )
+    captured = capsys.readouterr()
+    assert "openprogram: starting the local model server (fake)" in captured.err
+    assert "starting" not in captured.out
