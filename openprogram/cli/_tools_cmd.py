@@ -1,5 +1,9 @@
 """``openprogram tools``: what a policy offers, and which layer hides the rest.
 
+The tools come from the default registry after importing every ``--module``
+(their decorators register into it), or from the ``Registry`` that
+``--registry module:attr`` names; ``--entry-points`` adds installed ones.
+
 The policy comes from separate flags (``--toolset files --deny rm,mv``) or one
 ``--policy`` value in the same words, ``key=value`` pairs separated by commas,
 several names joined by ``+``: ``--policy toolset=files,deny=rm+mv,source=telegram``.
