@@ -25,8 +25,11 @@ _ALLOWED_BY = ("local_llm", "live", "model_requests")
 
 
 @pytest.fixture(autouse=True)
-def _model_requests_only_where_marked(request: pytest.FixtureRequest) -> Iterator[None]:
+def _model_requests_only_where_marked(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
     if any(request.node.get_closest_marker(m) for m in _ALLOWED_BY):
+        monkeypatch.setenv(ALLOW_ENV_VAR, "1")  # subprocesses the test starts are allowed too
         with allow_model_requests():
             yield
     else:

@@ -147,3 +147,16 @@ def test_runtime_without_a_provider_does_not_start_the_local_model(
         Runtime().exec("hi", tools=[])
     assert "embedded local model" in str(err.value)
     assert "no provider is configured" in str(err.value)
+
+
+def test_subprocesses_of_unmarked_tests_are_blocked_too() -> None:
+    import os
+
+    assert os.environ[ALLOW_ENV_VAR] == "0"
+
+
+@pytest.mark.model_requests
+def test_subprocesses_of_marked_tests_are_allowed() -> None:
+    import os
+
+    assert os.environ[ALLOW_ENV_VAR] == "1"
