@@ -84,6 +84,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if as_json and code:
             return print_error("SystemExit", f"exited with code {exc.code}", code, as_json=True)
         return code
+    # Anything else is a bug of the command itself: keep its traceback, and the --json
+    # promise of one object on stdout.
+    except Exception as exc:  # noqa: BLE001 - reported with its traceback, never swallowed
+        message = f"internal error: {type(exc).__name__}: {exc}"
+        return print_error(type(exc).__name__, message, 1, as_json=as_json, error=exc)
     if as_json:
         print(json.dumps(result, default=jsonable))
     return 0
@@ -161,7 +166,7 @@ def _demo_command(args: argparse.Namespace) -> dict[str, Any]:
 def _run_command(args: argparse.Namespace) -> dict[str, Any]:
     _check_payload_flag(args)
     target = import_attribute(args.target)
-    if not callable(target):
+    if not callable(target) or inspect.isclass(target):
         raise ConfigurationError(
             f"run {args.target}: that is a {type(target).__name__}, not a function"
         )

@@ -42,3 +42,12 @@ def chatty(x: int) -> int:
 
     os.write(1, b"raw fd write\n")
     return x * 2
+
+
+class NotAFunction:
+    """A class: not something ``run`` calls."""
+
+
+def quits() -> None:
+    """Exit the process from user code."""
+    sys.exit(3)

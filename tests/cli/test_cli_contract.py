@@ -139,3 +139,19 @@ def test_the_command_line_example_of_the_docs_index_works() -> None:
     done = cli(*argv[3:], cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert "move_file" in done.stdout
+
+
+def test_a_class_is_not_a_runnable_target() -> None:
+    done = cli("run", "_cli_contract:NotAFunction", "--json", *MODEL)
+    assert done.returncode == 2
+    error = one_json_object(done.stdout)["error"]
+    assert isinstance(error, dict)
+    assert "not a function" in str(error["message"])
+
+
+def test_sys_exit_in_user_code_keeps_its_code_and_json_says_so() -> None:
+    done = cli("run", "_cli_contract:quits", "--json", *MODEL)
+    assert done.returncode == 3
+    error = one_json_object(done.stdout)["error"]
+    assert isinstance(error, dict)
+    assert error["type"] == "SystemExit"
