@@ -155,3 +155,11 @@ def test_sys_exit_in_user_code_keeps_its_code_and_json_says_so() -> None:
     error = one_json_object(done.stdout)["error"]
     assert isinstance(error, dict)
     assert error["type"] == "SystemExit"
+
+
+def test_the_schema_provider_smoke_tests_a_program_from_the_command_line() -> None:
+    done = cli("demo", "--json", "--model", "openprogram.testing:SchemaProvider")
+    assert done.returncode == 0, done.stderr
+    summary = one_json_object(done.stdout)
+    assert summary["output"] == "Called research_destination."
+    assert summary["tool_calls"] == 2  # research_destination, then get_weather inside it
