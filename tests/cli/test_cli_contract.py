@@ -163,3 +163,12 @@ def test_the_schema_provider_smoke_tests_a_program_from_the_command_line() -> No
     summary = one_json_object(done.stdout)
     assert summary["output"] == "Called research_destination."
     assert summary["tool_calls"] == 2  # research_destination, then get_weather inside it
+
+
+def test_tools_module_that_fails_to_import_is_user_code() -> None:
+    done = cli("tools", "--module", "_cli_broken_import", "--json")
+    assert done.returncode == 1
+    assert "Traceback" in done.stderr
+    error = one_json_object(done.stdout)["error"]
+    assert isinstance(error, dict)
+    assert error["type"] == "ModuleNotFoundError"
