@@ -14,8 +14,12 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from openprogram import Runtime, ToolContext, agentic_function, function
+from openprogram import Registry, Runtime, ToolContext, agentic_function, function
 from openprogram.messages import ToolCall
+
+TOOLS = Registry()
+"""This program's tools (toolset "files"), kept out of the shared default registry, e.g.
+``python -m openprogram tools --registry examples.file_organizer:TOOLS --explain move_file``."""
 
 
 def _root(ctx: ToolContext) -> Path:
@@ -32,14 +36,14 @@ def _inside(root: Path, relative: str) -> Path:
     return target
 
 
-@function(register_globally=False)
+@function(registry=TOOLS, toolset="files")
 def list_files(ctx: ToolContext) -> list[str]:
     """List every file in the directory being organised, as relative paths."""
     root = _root(ctx)
     return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
 
 
-@function(register_globally=False, requires_approval=True, parallel_safe=False)
+@function(registry=TOOLS, toolset="files", requires_approval=True, parallel_safe=False)
 def move_file(source: str, destination: str, ctx: ToolContext) -> str:
     """Move a file to a new relative path, creating folders as needed.
 
@@ -54,7 +58,7 @@ def move_file(source: str, destination: str, ctx: ToolContext) -> str:
     return f"moved {source} -> {destination}"
 
 
-@agentic_function(register_globally=False)
+@agentic_function(registry=TOOLS)
 def organize(runtime: Runtime) -> str:
     """Sort the files of the directory into folders by file type."""
     return str(

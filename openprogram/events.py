@@ -177,7 +177,9 @@ class ProviderResponseReceived(Event):
     tokens: Mapping[str, int]
     """``{"input": ..., "output": ..., "total": ...}``."""
     latency_ms: float
-    """From the request to the complete reply, retries included."""
+    """From the first request on the wire (``ProviderRequestSent``) to the complete reply,
+    retries included; what a provider does before sending (the local model starting its
+    server) is not counted."""
     stop_reason: str
     """The reply's stop reason."""
     tool_calls: int

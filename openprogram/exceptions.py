@@ -6,6 +6,7 @@ The hierarchy::
     ├── UserError (ValueError)              the caller used the API wrongly
     │   ├── SchemaError (TypeError)         a decorated signature cannot become a tool
     │   └── ConfigurationError              no/ill-configured provider, missing extra
+    │       └── ModelRequestsBlocked        a real model request while they are blocked (tests)
     ├── ToolError                           raised by a tool body on purpose: text for the model
     ├── LLMError                            a provider call failed (after retries)
     ├── MaxIterationsExceeded (RuntimeError)
@@ -41,6 +42,7 @@ __all__ = [
     "LLMErrorReason",
     "MaxIterationsExceeded",
     "MissingSubmissionError",
+    "ModelRequestsBlocked",
     "OpenProgramError",
     "RefusalError",
     "SchemaError",
@@ -79,6 +81,14 @@ class SchemaError(UserError, TypeError):
 
 class ConfigurationError(UserError):
     """openprogram is not configured to do what was asked (provider, extras, env)."""
+
+
+class ModelRequestsBlocked(ConfigurationError):
+    """A real provider was asked to send a request while model requests are blocked.
+
+    Raised before anything is sent or started; the message names the provider, where
+    the request would have gone, and how to allow it. See ``openprogram.testing``.
+    """
 
 
 class ToolError(OpenProgramError):

@@ -304,6 +304,17 @@ class Tool(Generic[P, R]):
             self._cache_put(key, result)
         return result
 
+    def validate(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Check ``args`` as if a model sent them; return what the body would receive.
+
+        The same validator ``execute`` uses (the command line checks its arguments
+        with it too).
+
+        Raises:
+            ArgumentsError: Every problem, each as ``"path: message"``.
+        """
+        return self._validate(args)
+
     def _validate(self, args: Mapping[str, Any]) -> dict[str, Any]:
         if not isinstance(args, Mapping):
             kind = type(args).__name__

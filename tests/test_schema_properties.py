@@ -24,12 +24,13 @@ import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from hypothesis_jsonschema import from_schema
 from pydantic import BaseModel, Field, TypeAdapter
 from typing_extensions import TypedDict
 
 from openprogram.exceptions import SchemaError
 from openprogram.schema import ArgumentsError, derive_schema
+from openprogram.testing import example_value
+from openprogram.testing.strategies import from_json_schema
 
 
 class Shade(enum.Enum):
@@ -133,7 +134,8 @@ def test_instances_of_the_schema_validate_and_call(
     schema = derive_schema(fn)
     params = schema.parameters
     jsonschema.Draft202012Validator.check_schema(params)
-    instance = data.draw(from_schema(params), label="arguments")
+    instance = data.draw(from_json_schema(params), label="arguments")
+    jsonschema.validate(instance, params, cls=jsonschema.Draft202012Validator)
     kwargs = schema.validate(instance)
     got = fn(**kwargs)
     for name, tp, optional in sig:
@@ -246,7 +248,7 @@ def test_each_leaf_type_round_trips_one_example(tp: Any) -> None:
     schema = derive_schema(fn)
 
     @settings(max_examples=10, deadline=None)
-    @given(from_schema(schema.parameters))
+    @given(from_json_schema(schema.parameters))
     def check(instance: dict[str, Any]) -> None:
         assert fn(**schema.validate(instance))["value"] == TypeAdapter(tp).validate_python(
             instance["value"]
@@ -335,3 +337,16 @@ def test_simple_signatures_get_the_same_schema_without_pydantic(
     slow = derive_schema(namespace["forced"]).parameters
     del slow["properties"]["zz"]
     assert json.dumps(fast) == json.dumps(slow)
+
+
+@RELAXED
+@given(sig=signatures(), seed=st.integers(0, 2**32))
+def test_example_values_of_derived_schemas_validate_and_call(
+    sig: list[tuple[str, Any, bool]], seed: int
+) -> None:
+    """The Hypothesis-free generator (used by SchemaProvider) gives valid arguments too."""
+    fn = make_function(sig)
+    schema = derive_schema(fn)
+    instance = example_value(schema.parameters, seed=seed)
+    jsonschema.validate(instance, schema.parameters, cls=jsonschema.Draft202012Validator)
+    fn(**schema.validate(instance))

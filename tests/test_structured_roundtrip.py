@@ -8,9 +8,9 @@ from typing import Annotated, Any, Literal
 import pydantic
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from hypothesis_jsonschema import from_schema
 
 from openprogram.structured import output_schema
+from openprogram.testing.strategies import from_json_schema
 
 _LEAVES: list[Any] = [
     str,
@@ -52,7 +52,7 @@ def models(draw: st.DrawFn, depth: int = 2) -> type[pydantic.BaseModel]:
 @given(model=models(), data=st.data())
 def test_random_models_round_trip(model: type[pydantic.BaseModel], data: st.DataObject) -> None:
     out = output_schema(model)
-    value = data.draw(from_schema(out.wire_schema), label="generated JSON")
+    value = data.draw(from_json_schema(out.wire_schema), label="generated JSON")
     instance = out.parse(json.dumps(value))
     assert isinstance(instance, model)
     assert out.parse(instance.model_dump_json()) == instance
@@ -66,7 +66,7 @@ def test_wrapped_root_models_round_trip(
     root = pydantic.RootModel[list[model]]  # type: ignore[valid-type]
     out = output_schema(root)
     assert out.wrapped
-    value = data.draw(from_schema(out.wire_schema), label="generated JSON")
+    value = data.draw(from_json_schema(out.wire_schema), label="generated JSON")
     instance = out.parse(json.dumps(value))
     assert isinstance(instance, root)
     assert instance == out.parse(json.dumps(value["result"]))

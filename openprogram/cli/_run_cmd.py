@@ -4,32 +4,32 @@ Without ``--json`` the run tree is printed live (``TreeView``) and the result
 follows. With ``--json`` every event is one JSON line on stderr and stdout
 gets one JSON object (stable; keys are only ever added)::
 
-    {"result": <the return value, JSON-encoded; pydantic models and dataclasses as objects>,
+    {"output": <the return value, JSON-encoded; pydantic models and dataclasses as objects>,
+     "result": <the same value (its first name, kept for scripts written against it)>,
      "model": "local:qwen2.5-coder-0.5b", "seconds": 12.3,
      "stop_reason": "stop", "model_calls": 4, "tool_calls": 2,
      "input_tokens": 1234, "output_tokens": 56}
 
 ``stop_reason`` is the outermost run's; counts and tokens add up the whole tree.
+Events carry argument and result values only with ``--trace-payloads``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import inspect
-import json
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from openprogram.cli._model import model_label
 from openprogram.cli._tree import JsonLinesView, TreeView
 from openprogram.events import AgentEnd, Event, ProviderResponseReceived, ToolCallStarted
-from openprogram.exceptions import ConfigurationError
 from openprogram.providers import Provider
+from openprogram.providers.local._progress import progress_to
 from openprogram.runtime import Runtime
 
-__all__ = ["bind_arguments", "execute", "parse_arguments"]
+__all__ = ["execute", "jsonable"]
 
 
 class _Totals:
@@ -56,22 +56,36 @@ class _Totals:
                     self.stop_reason = event.stop_reason
 
 
-def execute(model: str | Provider, as_json: bool, body: Callable[[Runtime], Any]) -> int:
-    """Run ``body`` on a runtime for ``model``, showing events; print the result; return 0."""
+def execute(
+    model: str | Provider,
+    body: Callable[[Runtime], Any],
+    *,
+    as_json: bool,
+    trace_payloads: bool,
+) -> dict[str, Any]:
+    """Run ``body`` on a runtime for ``model``, showing events; return the summary.
+
+    Without ``as_json`` the result is printed after the live tree (whose lines show
+    arguments and results: it is the user's own terminal). With it, events go to
+    stderr as JSON lines carrying argument and result values only if
+    ``trace_payloads``; the caller prints the summary.
+    """
     view: Any = JsonLinesView() if as_json else TreeView()
     totals = _Totals()
-    runtime = Runtime(model, observers=[view, totals], trace_payloads=True)
+    payloads = trace_payloads or not as_json
+    runtime = Runtime(model, observers=[view, totals], trace_payloads=payloads)
     started = time.monotonic()
     if isinstance(view, TreeView):
         with view:
             result = body(runtime)
     else:
-        result = body(runtime)
+        with progress_to(view.note):  # stderr stays JSON lines only
+            result = body(runtime)
     elapsed = time.monotonic() - started
     if not as_json:
         print(f"\nresult ({elapsed:.1f} s):\n{result}")
-        return 0
-    summary = {
+    return {
+        "output": result,
         "result": result,
         "model": model_label(model),
         "seconds": round(elapsed, 3),
@@ -81,11 +95,9 @@ def execute(model: str | Provider, as_json: bool, body: Callable[[Runtime], Any]
         "input_tokens": totals.input_tokens,
         "output_tokens": totals.output_tokens,
     }
-    print(json.dumps(summary, default=_jsonable))
-    return 0
 
 
-def _jsonable(value: Any) -> Any:
+def jsonable(value: Any) -> Any:
     dump = getattr(value, "model_dump", None)
     if callable(dump):  # a pydantic model, e.g. from response_format=
         return dump(mode="json")
@@ -94,57 +106,3 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, set | frozenset | tuple):
         return list(value)
     return str(value)
-
-
-def parse_arguments(raw: Sequence[str]) -> tuple[list[Any], dict[str, Any]]:
-    """``["Rome", "days=3"]`` -> ``(["Rome"], {"days": 3})``; values are JSON when they parse."""
-    positional: list[Any] = []
-    keywords: dict[str, Any] = {}
-    for item in raw:
-        key, sep, value = item.partition("=")
-        if sep and key.isidentifier():
-            if key in keywords:
-                raise ConfigurationError(f"argument {key}= is given twice")
-            keywords[key] = _value(value)
-        else:
-            positional.append(_value(item))
-    return positional, keywords
-
-
-def _signature(target: Callable[..., Any]) -> inspect.Signature:
-    try:
-        # evaluated annotations read `days: int`, not `days: 'int'`, in the error message
-        return inspect.signature(target, eval_str=True)
-    except NameError:  # an annotation that only resolves under TYPE_CHECKING
-        return inspect.signature(target)
-
-
-def _value(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text  # not JSON: a plain string, so `Rome` needs no quotes
-
-
-def bind_arguments(
-    target: Callable[..., Any], name: str, positional: list[Any], keywords: dict[str, Any]
-) -> None:
-    """Check the arguments fit ``target``'s signature before any model is called.
-
-    Raises:
-        ConfigurationError: They do not; the message shows the expected signature.
-    """
-    try:
-        signature = _signature(target)
-    except (TypeError, ValueError):
-        return  # builtins and some callables have no signature to check; the call will tell
-    # The runtime is supplied by the CLI, never by the command line.
-    params = [p for p in signature.parameters.values() if p.name != "runtime"]
-    shown = signature.replace(parameters=params, return_annotation=inspect.Signature.empty)
-    try:
-        shown.bind(*positional, **keywords)
-    except TypeError as exc:
-        raise ConfigurationError(
-            f"run {name}: {exc}; it takes {shown} — pass values as positional words "
-            "or key=value (JSON values accepted, e.g. days=3)"
-        ) from exc

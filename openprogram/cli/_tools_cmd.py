@@ -1,5 +1,9 @@
 """``openprogram tools``: what a policy offers, and which layer hides the rest.
 
+The tools come from the default registry after importing every ``--module``
+(their decorators register into it), or from the ``Registry`` that
+``--registry module:attr`` names; ``--entry-points`` adds installed ones.
+
 The policy comes from separate flags (``--toolset files --deny rm,mv``) or one
 ``--policy`` value in the same words, ``key=value`` pairs separated by commas,
 several names joined by ``+``: ``--policy toolset=files,deny=rm+mv,source=telegram``.
@@ -20,12 +24,9 @@ each list in registration order; with ``--explain NAME``:
 from __future__ import annotations
 
 import argparse
-import importlib
-import json
-import os
-import sys
 from typing import Any
 
+from openprogram.cli._model import import_attribute, import_user_module
 from openprogram.exceptions import ConfigurationError
 from openprogram.gates import Policy, explain, resolve
 from openprogram.registry import Registry, default_registry
@@ -41,7 +42,18 @@ _NAME_LISTS = ("allow", "deny", "disabled")
 
 def add_tools_arguments(p: argparse.ArgumentParser) -> None:
     """Declare the ``tools`` command's options on its sub-parser."""
-    p.add_argument("--module", action="append", default=[], help="import this module first")
+    p.add_argument(
+        "--module",
+        action="append",
+        default=[],
+        metavar="M",
+        help="import module M first, so its decorators register their tools (repeatable)",
+    )
+    p.add_argument(
+        "--registry",
+        metavar="MODULE:ATTR",
+        help="use that Registry instead of the default one (e.g. examples.file_organizer:TOOLS)",
+    )
     p.add_argument(
         "--entry-points", action="store_true", help="load 'openprogram.tools' entry points"
     )
@@ -100,39 +112,39 @@ def _policy(args: argparse.Namespace) -> Policy:
 
 
 def _registry(args: argparse.Namespace) -> Registry:
-    cwd = os.getcwd()
-    if args.module and cwd not in sys.path:
-        sys.path.insert(0, cwd)  # like `python -m`: the user's own modules are importable
     for name in args.module:
-        importlib.import_module(name)
+        import_user_module(name)
+    registry = default_registry
+    if args.registry:
+        found = import_attribute(args.registry)
+        if not isinstance(found, Registry):
+            raise ConfigurationError(
+                f"--registry {args.registry}: that is a {type(found).__name__}, not a "
+                "openprogram Registry; point it at a Registry() your module fills"
+            )
+        registry = found
     if args.entry_points:
-        default_registry.load_entry_points()
-    return default_registry
+        registry.load_entry_points()
+    return registry
 
 
-def tools_command(args: argparse.Namespace) -> int:
-    """Run ``openprogram tools``; returns the exit code."""
+def tools_command(args: argparse.Namespace) -> dict[str, Any]:
+    """Run ``openprogram tools``; returns the ``--json`` object (printed by the caller)."""
     registry = _registry(args)
     policy = _policy(args)
     if args.explain:
         return _explain(args.explain, policy, registry, args.json)
     res = resolve(registry, policy)
+    summary = {
+        "policy": _policy_json(policy),
+        "offered": [_tool_json(t) for t in res.offered],
+        "deferred": [_tool_json(t) for t in res.deferred],
+        "rejected": [
+            {"name": n, "layer": r.layer, "reason": r.reason} for n, r in res.rejected.items()
+        ],
+    }
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "policy": _policy_json(policy),
-                    "offered": [_tool_json(t) for t in res.offered],
-                    "deferred": [_tool_json(t) for t in res.deferred],
-                    "rejected": [
-                        {"name": n, "layer": r.layer, "reason": r.reason}
-                        for n, r in res.rejected.items()
-                    ],
-                },
-                indent=2,
-            )
-        )
-        return 0
+        return summary
     print(f"offered ({len(res.offered)}):")
     for tool in res.offered:
         print(f"  {tool.one_liner}")
@@ -142,7 +154,7 @@ def tools_command(args: argparse.Namespace) -> int:
     print(f"hidden ({len(res.rejected)}):")
     for name, rej in res.rejected.items():
         print(f"  {name}: {rej.layer}: {rej.reason}")
-    return 0
+    return summary
 
 
 def _tool_json(tool: Tool) -> dict[str, str]:
@@ -160,19 +172,18 @@ def _policy_json(policy: Policy) -> dict[str, Any]:
     }
 
 
-def _explain(name: str, policy: Policy, registry: Registry, as_json: bool) -> int:
+def _explain(name: str, policy: Policy, registry: Registry, as_json: bool) -> dict[str, Any]:
     if name not in registry:
         raise ConfigurationError(
             f"--explain {name!r}: no tool of that name is registered "
             f"(known: {', '.join(registry.names()) or 'none'}); "
-            "use --module to import the module that defines it"
+            "use --module to import the module that defines it, or --registry to name "
+            "the Registry it is in"
         )
     rejection = explain(name, policy, registry)
-    if as_json:
-        body = None if rejection is None else {"layer": rejection.layer, "reason": rejection.reason}
-        print(json.dumps({"name": name, "offered": rejection is None, "rejection": body}))
-    elif rejection is None:
-        print(f"{name} is offered under this policy")
-    else:
-        print(f"{name} is hidden by {rejection.layer}: {rejection.reason}")
-    return 0
+    body = None if rejection is None else {"layer": rejection.layer, "reason": rejection.reason}
+    if not as_json:
+        verdict = "is offered under this policy" if rejection is None else "is hidden by "
+        detail = "" if rejection is None else f"{rejection.layer}: {rejection.reason}"
+        print(f"{name} {verdict}{detail}")
+    return {"name": name, "offered": rejection is None, "rejection": body}

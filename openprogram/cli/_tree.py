@@ -140,7 +140,13 @@ class JsonLinesView:
         self._lock = threading.Lock()
 
     def __call__(self, event: Event) -> None:
-        line = json.dumps(event.to_dict(), default=str)
+        self._write(json.dumps(event.to_dict(), default=str))
+
+    def note(self, text: str) -> None:
+        """A progress line (the local model starting) as ``{"kind": "Progress", ...}``."""
+        self._write(json.dumps({"kind": "Progress", "message": text}))
+
+    def _write(self, line: str) -> None:
         with self._lock:
             self._out.write(line + "\n")
             self._out.flush()

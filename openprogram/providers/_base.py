@@ -20,6 +20,7 @@ import httpx
 
 from openprogram.exceptions import ConfigurationError, LLMError
 from openprogram.messages import AssistantMessage
+from openprogram.providers._allow import check_model_request
 from openprogram.providers._http import (
     LoopClients,
     Redactor,
@@ -231,6 +232,7 @@ class HttpProvider:
         Raises:
             ConfigurationError: No model or no API key is configured.
             LLMError: The call failed and no retry is left or allowed.
+            ModelRequestsBlocked: Real model requests are blocked (``openprogram.testing``).
         """
         model = request.model or self._model
         if not model:
@@ -242,6 +244,8 @@ class HttpProvider:
         body = merged_body(self._body(request, model, self._stream), self._extra_body)
         data = json.dumps(body, ensure_ascii=False).encode()
         url = self._url(model, self._stream)
+        # After the provider's own configuration checks (model, key), before anything is sent.
+        check_model_request(self._name, url)
         retries = self._max_retries if request.max_retries is None else request.max_retries
         request, own = self._bounded(request)
 

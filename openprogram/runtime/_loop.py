@@ -117,7 +117,8 @@ async def request_reply(run: RunState, choice: ToolChoice) -> AssistantMessage:
     )
     started = time.monotonic()
     run.attempt = 1
-    reply = _unique_call_ids(await _consume(run, run.provider.stream(request)), run.call_ids)
+    message, sent_at = await _consume(run, run.provider.stream(request))
+    reply = _unique_call_ids(message, run.call_ids)
     run.messages.append(reply)
     charge_reply(run, reply.usage, time.monotonic() - started)
     usage = reply.usage
@@ -130,7 +131,10 @@ async def request_reply(run: RunState, choice: ToolChoice) -> AssistantMessage:
             "output": usage.output_tokens,
             "total": usage.total_tokens,
         },
-        latency_ms=(time.monotonic() - started) * 1000,
+        # From the first request on the wire: what a provider does before sending (the
+        # local model starting its server) is not the model's latency, and a live view
+        # timing the wait from ProviderRequestSent then shows the same figure.
+        latency_ms=(time.monotonic() - (sent_at or started)) * 1000,
         stop_reason=reply.stop_reason,
         tool_calls=len(reply.tool_calls),
     )
@@ -165,17 +169,22 @@ def _unique(call: ToolCall, used: set[str]) -> ToolCall:
     return call
 
 
-async def _consume(run: RunState, events: AsyncIterator[ProviderEvent]) -> AssistantMessage:
+async def _consume(
+    run: RunState, events: AsyncIterator[ProviderEvent]
+) -> tuple[AssistantMessage, float | None]:
+    """The reply, and when the first request went on the wire (if the provider said)."""
     provider_id = run.provider.name
+    sent_at: float | None = None
     try:
         async for event in events:
             if isinstance(event, ResponseDone):
-                return event.message
+                return event.message, sent_at
             if isinstance(event, TextDelta):
                 run.stream(StreamTextDelta, text=event.text)
             elif isinstance(event, ThinkingDelta):
                 run.stream(StreamThinkingDelta, text=event.text)
             elif isinstance(event, RequestSent):
+                sent_at = sent_at if sent_at is not None else time.monotonic()
                 run.attempt = event.attempt
                 run.emit(
                     ProviderRequestSent,

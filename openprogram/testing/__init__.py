@@ -1,7 +1,11 @@
 """Helpers to test programs built with openprogram, without a model or network.
 
 ``ScriptedProvider`` replays a script of replies; ``FunctionProvider`` lets a
-function answer each request; ``call`` and ``text`` build scripted replies.
+function answer each request; ``call`` and ``text`` build scripted replies;
+``SchemaProvider`` calls every offered tool once with valid generated
+arguments, then answers (smoke tests); ``example_value`` builds a valid value
+for a JSON Schema. ``block_model_requests()`` (or
+``OPENPROGRAM_ALLOW_MODEL_REQUESTS=0``) makes every real provider request raise.
 Hypothesis strategies for gating live in ``openprogram.testing.strategies``
 (import it explicitly: it needs ``hypothesis``).
 
@@ -20,6 +24,12 @@ Example:
 
 from __future__ import annotations
 
+from openprogram.providers._allow import (
+    ALLOW_ENV_VAR,
+    allow_model_requests,
+    block_model_requests,
+    model_requests_allowed,
+)
 from openprogram.testing._fakes import (
     FunctionProvider,
     Reply,
@@ -28,6 +38,7 @@ from openprogram.testing._fakes import (
     call,
     text,
 )
+from openprogram.testing._json_values import UnsupportedSchemaError, example_value
 from openprogram.testing._record import (
     RecordingProvider,
     ReplayMissError,
@@ -36,16 +47,24 @@ from openprogram.testing._record import (
     record,
     replay,
 )
+from openprogram.testing._schema_provider import SchemaProvider
 
 __all__ = [
+    "ALLOW_ENV_VAR",
     "FunctionProvider",
     "RecordingProvider",
     "ReplayMissError",
     "ReplayProvider",
     "Reply",
+    "SchemaProvider",
     "ScriptExhaustedError",
     "ScriptedProvider",
+    "UnsupportedSchemaError",
+    "allow_model_requests",
+    "block_model_requests",
     "call",
+    "example_value",
+    "model_requests_allowed",
     "normalize_request",
     "record",
     "replay",

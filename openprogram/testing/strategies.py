@@ -19,7 +19,11 @@ every policy a caller could pass::
         if "chat" in policy.sources:
             assert "shell" not in resolve(my_registry, policy).offered_names
 
-Strategies: ``tool_names``, ``check_fns``, ``can_use_predicates``, ``tools``,
+``from_json_schema(schema)`` draws valid JSON values for a JSON Schema (the
+tool parameters and response formats openprogram derives), e.g. to fuzz a
+tool's body with arguments a model could send.
+
+Strategies: ``from_json_schema``, ``tool_names``, ``check_fns``, ``can_use_predicates``, ``tools``,
 ``lazy_tools``, ``tool_lists``, ``environments``, ``policies``,
 ``policies_for``, ``registries``, ``scenarios``.
 """
@@ -35,6 +39,7 @@ from hypothesis import strategies as st
 
 from openprogram.gates import GateContext, Policy
 from openprogram.registry import LazyTool, Registry
+from openprogram.testing._json_strategy import from_json_schema
 from openprogram.tools import Tool
 
 __all__ = [
@@ -52,6 +57,7 @@ __all__ = [
     "check_fns",
     "describe",
     "environments",
+    "from_json_schema",
     "lazy_tools",
     "policies",
     "policies_for",

@@ -75,3 +75,16 @@ def structured(question: str, runtime: Runtime) -> Answer:
     """
     reply = str(runtime.exec(question, toolset="none"))
     return Answer(text=reply, words=len(reply.split()))
+
+
+def progress_model() -> FunctionProvider:
+    """Reports a first-use progress step before answering, like the local model starting."""
+    from openprogram.providers.local._progress import report
+
+    def answer(request: ProviderRequest) -> str:
+        report("starting the local model server (fake)")
+        return "Forty-two."
+
+    provider = FunctionProvider(answer)
+    LAST.append(provider)
+    return provider

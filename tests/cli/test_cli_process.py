@@ -6,10 +6,14 @@ import asyncio
 import io
 import json
 import os
+import re
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
+
+import pytest
 
 from openprogram import AssistantMessage, Runtime, TextContent, Usage
 from openprogram.cli._tree import TreeView
@@ -98,3 +102,56 @@ def test_no_spinner_when_not_a_terminal() -> None:
         Runtime(FunctionProvider(lambda r: "done"), observers=[view]).exec("hi", toolset="none")
     assert "thinking" not in out.getvalue()
     assert "▶ exec" in out.getvalue()
+
+
+class _Clock:
+    """A monotonic clock the test moves by hand (the spinner and the loop both read it)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+class StartingProvider:
+    """Like the local model on first use: seconds pass before the request goes out."""
+
+    name = "starting"
+    model = "starting-model"
+    native_structured_output = False
+
+    def __init__(self, clock: _Clock) -> None:
+        self.clock = clock
+
+    async def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
+        self.clock.now += 4.4  # joining weights, starting the server
+        yield RequestSent(attempt=1, prompt_size_bytes=10)
+        self.clock.now += 1.0  # the model thinks for one (fake) second
+        await asyncio.sleep(0.35)  # real time, for a few spinner frames
+        reply = AssistantMessage(content=(TextContent("done"),), usage=Usage(3, 1))
+        yield ResponseDone(reply)
+
+
+def test_the_spinner_and_the_reply_line_measure_the_same_wait(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import types
+
+    import openprogram.cli._tree as tree_module
+    import openprogram.runtime._loop as loop_module
+
+    clock = _Clock()
+    fake_time = types.SimpleNamespace(monotonic=clock.monotonic, time=time.time)
+    monkeypatch.setattr(loop_module, "time", fake_time)
+    monkeypatch.setattr(tree_module, "time", fake_time)
+    out = io.StringIO()
+    view = TreeView(out, spinner=True)
+    with view:
+        Runtime(StartingProvider(clock), observers=[view]).exec("hi", toolset="none")
+    text = out.getvalue()
+    shown = [float(x) for x in re.findall(r"model is thinking… +(\d+\.\d) s", text)]
+    (replied,) = [float(x) for x in re.findall(r"model replied in (\d+\.\d) s", text)]
+    assert shown  # the spinner ran
+    assert replied == 1.0  # the server start before the request is not the model's time
+    assert max(shown) <= replied

@@ -75,7 +75,23 @@ def test_demo_json_is_one_summary_on_stdout_and_events_on_stderr(
     inner = invoked[started["get_weather"]["run_id"]]
     assert inner["parent_run_id"] is not None  # the weather call ran in the nested exec
     assert inner["depth"] == 2
-    assert started["get_weather"]["arguments"] == {"city": "Paris"}  # payloads traced
+    # no payloads without --trace-payloads: neither arguments nor results
+    assert all(e["arguments"] is None for e in events if e["kind"] == "ToolCallStarted")
+    assert all(e["output"] is None for e in events if e["kind"] == "ToolCallCompleted")
+    assert summary["output"] == summary["result"]
+
+
+def test_trace_payloads_puts_values_into_json_events(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["demo", "--json", "--trace-payloads", "--model", "_cli_models:demo_model"]
+    assert main(argv) == 0
+    events = [json.loads(line) for line in capsys.readouterr().err.splitlines()]
+    started = {e["tool_name"]: e for e in events if e["kind"] == "ToolCallStarted"}
+    assert started["get_weather"]["arguments"] == {"city": "Paris"}
+
+
+def test_trace_payloads_without_json_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--trace-payloads", "--model", "_cli_models:demo_model"]) == 2
+    assert "--trace-payloads applies to --json events" in capsys.readouterr().err
 
 
 def test_run_passes_positional_keyword_and_json_values(capsys: pytest.CaptureFixture[str]) -> None:
@@ -105,8 +121,8 @@ def test_wrong_arguments_fail_before_any_model_call(capsys: pytest.CaptureFixtur
 
     assert main(["run", "_cli_models:ask", "q", "--model", "_cli_models:one_answer"]) == 2
     err = capsys.readouterr().err
-    assert "missing a required argument: 'days'" in err
-    assert "(question: str, days: int, strict: bool = False)" in err
+    assert "days: missing required argument" in err
+    assert "ask(question: string, days: integer, strict?: boolean)" in err
     assert _cli_models.LAST == []  # the factory was never even called
 
 
@@ -164,3 +180,30 @@ def test_openprogram_model_env_var_is_the_default(
     monkeypatch.setenv("OPENPROGRAM_MODEL", "_cli_models:demo_model")
     assert main(["demo", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["model_calls"] == 4
+
+
+def test_with_json_progress_lines_are_json_lines_too(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = [
+        "run",
+        "_cli_models:ask",
+        "q",
+        "days=1",
+        "--json",
+        "--model",
+        "_cli_models:progress_model",
+    ]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["output"] == "Forty-two."
+    lines = [json.loads(line) for line in captured.err.splitlines()]  # every line is JSON
+    assert {"kind": "Progress", "message": "starting the local model server (fake)"} in lines
+
+
+def test_without_json_progress_lines_go_to_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+    assert (
+        main(["run", "_cli_models:ask", "q", "days=1", "--model", "_cli_models:progress_model"])
+        == 0
+    )
+    captured = capsys.readouterr()
+    assert "openprogram: starting the local model server (fake)" in captured.err
+    assert "starting" not in captured.out

@@ -6,6 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from openprogram.testing import allow_model_requests
+
 from ._server import WireServer
 
 _PROVIDER_ENV = (
@@ -28,8 +30,12 @@ _PROVIDER_ENV = (
 
 @pytest.fixture
 def wire() -> Iterator[WireServer]:
-    """A scripted HTTP server on 127.0.0.1."""
-    with WireServer() as server:
+    """A scripted HTTP server on 127.0.0.1; real provider requests to it are allowed.
+
+    (The suite blocks real model requests, see tests/conftest.py; a test that asks
+    for this server talks to it on purpose.)
+    """
+    with WireServer() as server, allow_model_requests():
         yield server
 
 

@@ -243,6 +243,7 @@ def test_a_deadline_already_past_sends_nothing(wire: WireServer) -> None:
     assert wire.requests == []
 
 
+@pytest.mark.model_requests  # a real request to a closed loopback port
 def test_connection_refused_is_a_transport_error_retried_to_the_limit() -> None:
     with socket.socket() as sock:  # a port nothing listens on
         sock.bind(("127.0.0.1", 0))

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from providers._server import WireServer
 
+from openprogram.testing import allow_model_requests
+
 _HERE = Path(__file__).parent
 
 _LEAKS_ARE_ERRORS = (
@@ -33,5 +35,5 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(scope="module")
 def wire() -> Iterator[WireServer]:
     """One scripted loopback HTTP server for a whole module (hypothesis reuses it per example)."""
-    with WireServer() as server:
+    with WireServer() as server, allow_model_requests():  # requests to it are on purpose
         yield server

@@ -27,6 +27,8 @@ from openprogram.testing import FunctionProvider, ScriptedProvider, call
 
 from ._paths import Conversations
 
+pytestmark = pytest.mark.model_requests  # loopback wire servers: real requests on purpose
+
 HANG_GUARD_S = 10.0
 """Far beyond any legitimate wait here; reaching it means something hung."""
 

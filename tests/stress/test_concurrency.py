@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+import pytest
 from providers._server import Reply, Seen, WireServer, sse
 
 from openprogram import (
@@ -49,6 +50,8 @@ from openprogram.messages import AssistantMessage, UserMessage
 from openprogram.providers import OpenAIProvider
 from openprogram.providers.base import ProviderRequest
 from openprogram.testing import FunctionProvider, call
+
+pytestmark = pytest.mark.model_requests  # loopback wire servers: real requests on purpose
 
 _PROMPT = re.compile(r"^L(\d) run (\d+)$")
 

@@ -33,6 +33,8 @@ from openprogram.providers import (
 )
 from openprogram.testing import ScriptedProvider, call, text
 
+pytestmark = pytest.mark.model_requests  # loopback wire servers: real requests on purpose
+
 KEY = "sk-SECRET-0123456789abcdefXYZ"
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG+SECRETbPxRfiCYEXAMPLEKEY"
 AWS_TOKEN = "IQoJb3JpZ2luX2VjEXAMPLE-SESSION-TOKEN-SECRET"

@@ -22,6 +22,8 @@ from providers._server import WireServer
 
 from ._faults import FAULTS, KINDS, RETRYABLE, expected, run_sequence, violations
 
+pytestmark = pytest.mark.model_requests  # loopback wire servers: real requests on purpose
+
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[WireServer]:

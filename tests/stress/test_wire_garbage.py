@@ -25,6 +25,8 @@ from openprogram.providers import AnthropicProvider, OpenAIProvider
 from ._garbage import short_strings
 from ._zoo import JOURNAL, echo
 
+pytestmark = pytest.mark.model_requests  # loopback wire servers: real requests on purpose
+
 _VALID = st.builds(
     lambda text: json.dumps({"text": text}), short_strings
 )  # json.dumps escapes a lone surrogate as \udXXX, as a model's JSON would

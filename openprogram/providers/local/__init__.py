@@ -44,6 +44,7 @@ from typing import Any, Literal, Self
 import httpx
 
 from openprogram.exceptions import ConfigurationError, LLMError, UserError
+from openprogram.providers._allow import check_model_request
 from openprogram.providers._wire import forced_tool_name, set_message
 from openprogram.providers.base import (
     ProviderEvent,
@@ -70,6 +71,10 @@ __all__ = [
 
 _log = logging.getLogger("openprogram.providers.local")
 _CONTENT = (TextDelta, ThinkingDelta, ToolCallDelta)
+_EMBEDDED = (
+    "the embedded local model, which would have been started (it is also what Runtime() "
+    "uses when no provider is configured)"
+)
 # llama.cpp: "The model produced output that does not match the expected <parser> format".
 _INVALID_OUTPUT = "produced output that does not match the expected"
 
@@ -237,7 +242,9 @@ class LocalProvider:
         Raises:
             ConfigurationError: The ``local`` extra is missing, or another model was named.
             LLMError: The call failed and no recovery applied (see the module docstring).
+            ModelRequestsBlocked: Real model requests are blocked (nothing is started).
         """
+        check_model_request(self.name, self._external_url or _EMBEDDED)
         _check_model(request.model)
         sent = adapt_request(request)
         sent = replace(sent, model=LOCAL_MODEL)

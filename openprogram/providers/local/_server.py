@@ -35,6 +35,7 @@ import httpx
 
 from openprogram.exceptions import ConfigurationError, LLMError
 from openprogram.providers._wire import set_message
+from openprogram.providers.local._progress import report
 from openprogram.providers.local._weights import ensure_weights
 
 __all__ = ["LOCAL_MODEL", "ServerOptions", "Supervisor", "chat_template", "default_supervisor"]
@@ -128,9 +129,15 @@ class Supervisor:
         return self._proc is not None and self._proc.poll() is None
 
     def _start_locked(self) -> str:
+        began = time.monotonic()
         weights = ensure_weights()  # before the clock starts: the first join takes a while
         config = {"model": str(weights), "template": chat_template(), **asdict(self._options)}
         config["threads"] = self._options.threads or _default_threads()
+        threads = config["threads"]
+        report(
+            f"starting the local model server ({LOCAL_MODEL}, {threads} "
+            f"thread{'' if threads == 1 else 's'})"
+        )
         self._log = tempfile.TemporaryFile()  # noqa: SIM115 -- lives as long as the child
         env = child_env(os.environ)
         try:
@@ -156,6 +163,8 @@ class Supervisor:
             self._stop_locked()
             set_message(err, f"{err.message}\n--- server log (last lines) ---\n{tail}")
             raise
+        where = url.split("://", 1)[-1]
+        report(f"local model ready on {where} after {time.monotonic() - began:.1f} s")
         return url
 
     def _stop_locked(self) -> None:

