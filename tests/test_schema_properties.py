@@ -227,7 +227,7 @@ def test_valid_arguments_with_one_confusable_value_are_judged_like_the_schema(
     """Near misses (a "1" for 1, a 1 for true, 2.0 for 2, a repeated set item) at any depth."""
     fn = make_function(sig)
     schema = derive_schema(fn)
-    instance = data.draw(from_schema(schema.parameters), label="valid arguments")
+    instance = data.draw(from_json_schema(schema.parameters), label="valid arguments")
     places = [p for p in _places(instance) if p]
     if not places:
         return
