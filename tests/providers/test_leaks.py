@@ -41,7 +41,8 @@ from openprogram.providers import (
 from ._helpers import fail, request
 from ._server import Reply, WireServer
 
-pytestmark = pytest.mark.usefixtures("clean_env")
+# Real provider wires against loopback servers: model requests allowed (tests/conftest.py).
+pytestmark = [pytest.mark.usefixtures("clean_env"), pytest.mark.model_requests]
 
 KEY = "sk-proj-" + "".join(chr(ord("A") + i % 26) + str(i % 10) for i in range(20))
 assert len(KEY) == 48
