@@ -314,3 +314,29 @@ def test_a_submitted_structured_answer_is_checked_as_strictly() -> None:
     with pytest.raises(ValidationFailedError) as info:
         Runtime(provider).exec("Paris?", tools=[], response_format=Census)
     assert info.value.violations == ("capital: expected boolean",)
+
+
+def test_input_options_apply_to_values_the_schema_writes_as_strings() -> None:
+    def book(day: datetime.date, shade: Shade, seats: int) -> None:
+        """Book a day."""
+
+    schema = derive_schema(
+        book,
+        input={
+            "day": {"options": ["2026-12-24", "2026-12-31"]},
+            "shade": {"options": ["dark"]},
+            "seats": {"options": [1, 2]},
+        },
+    )
+    assert schema.validate({"day": "2026-12-31", "shade": "dark", "seats": 2.0}) == {
+        "day": datetime.date(2026, 12, 31),
+        "shade": Shade.DARK,
+        "seats": 2,
+    }
+    with pytest.raises(ArgumentsError) as info:
+        schema.validate({"day": "2026-12-25", "shade": "light", "seats": True})
+    assert info.value.violations == (
+        "day: expected one of '2026-12-24', '2026-12-31'",
+        "shade: expected one of 'dark'",
+        "seats: expected integer",
+    )
