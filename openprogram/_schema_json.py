@@ -19,6 +19,11 @@ pydantic merges repeated items of a ``set`` silently, while the schema says
 the signature and its lists, tuples, dicts and optionals; sets inside the
 user's own models, dataclasses and TypedDicts follow pydantic).
 
+A user's own before- or wrap-validator hands strict mode a Python value,
+which it checks Python-side, where a date must already be a ``date``. What
+such a validator returns in its JSON form (a date as a string, an array as a
+list) is therefore judged again in lax mode; every other error stands.
+
 Values that are not JSON data at all (a lone surrogate in a string, an
 arbitrary object handed to ``run_tools``) are reported with their path.
 """
