@@ -18,8 +18,9 @@ import typing
 from collections.abc import Mapping, Sequence
 from typing import Any, NotRequired, Required
 
-from pydantic import BeforeValidator, Field, TypeAdapter
+from pydantic import AfterValidator, Field, TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema
+from pydantic_core import to_jsonable_python
 from typing_extensions import TypedDict
 
 from openprogram._schema_fast import FieldSpec, finish
@@ -70,7 +71,9 @@ def _annotated(spec: FieldSpec) -> Any:
     if spec.override:
         meta.append(Field(description=spec.override))
     if spec.options is not None:
-        meta.append(BeforeValidator(_one_of(spec.options)))
+        # After, not before: a before-validator would hand pydantic a Python value, which
+        # strict mode checks Python-side (a date written as a string would then fail).
+        meta.append(AfterValidator(_one_of(spec.options)))
         meta.append(Field(json_schema_extra={"enum": list(spec.options)}))
     if not meta:
         return tp
@@ -79,9 +82,10 @@ def _annotated(spec: FieldSpec) -> Any:
 
 def _one_of(options: tuple[Any, ...]) -> Any:
     def check(value: Any) -> Any:
+        written = to_jsonable_python(value)  # compared as the model wrote it: Shade.DARK -> "dark"
         for option in options:
             # bool is an int in Python; keep True from matching 1.
-            if value == option and isinstance(value, bool) == isinstance(option, bool):
+            if written == option and isinstance(written, bool) == isinstance(option, bool):
                 return value
         shown = ", ".join(repr(o) for o in options)
         raise ValueError(f"expected one of {shown}")

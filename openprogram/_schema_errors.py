@@ -89,19 +89,20 @@ def _either(values: Sequence[Any]) -> str:
 
 
 def pydantic_violations(
-    exc: ValidationError, args: Mapping[str, Any], allowed: Sequence[str]
+    exc: ValidationError | Sequence[Mapping[str, Any]], args: Any, allowed: Sequence[str]
 ) -> list[str]:
     """Every error of ``exc`` as ``"path: message"``, union alternatives merged.
 
     Args:
-        exc: The validation error pydantic raised for ``args``.
+        exc: The validation error pydantic raised for ``args``, or some of its errors.
         args: The arguments that were validated (used to tell real path segments
             from the tags pydantic adds for union members).
         allowed: The argument names, for the "unexpected argument" hint.
     """
     plain: list[tuple[int, str]] = []
     unions: dict[tuple[Any, ...], list[tuple[list[Any], str]]] = {}
-    for order, err in enumerate(exc.errors(include_url=False)):
+    errors = exc if isinstance(exc, Sequence) else exc.errors(include_url=False)
+    for order, err in enumerate(errors):
         path, union_at = real_path(err["loc"], args, err["type"])
         message = _message(err, path, allowed)
         if union_at is None:

@@ -19,6 +19,11 @@ pydantic merges repeated items of a ``set`` silently, while the schema says
 the signature and its lists, tuples, dicts and optionals; sets inside the
 user's own models, dataclasses and TypedDicts follow pydantic).
 
+A user's own before- or wrap-validator hands strict mode a Python value,
+which it checks Python-side, where a date must already be a ``date``. What
+such a validator returns in its JSON form (a date as a string, an array as a
+list) is therefore judged again in lax mode; every other error stands.
+
 Values that are not JSON data at all (a lone surrogate in a string, an
 arbitrary object handed to ``run_tools``) are reported with their path.
 """
@@ -55,53 +60,100 @@ class JSONViolations(ValueError):
 
 
 def validate_strict(
-    validate_json: Callable[[bytes], T],
     value: Any,
+    validate_json: Callable[..., T],
+    validate_python: Callable[..., T],
     allowed: Sequence[str] = (),
-    validate_python: Callable[[Any], T] | None = None,
 ) -> T:
-    """Validate ``value`` (decoded JSON) strictly, as JSON, with ``validate_json``.
+    """Validate ``value`` (decoded JSON) strictly, as JSON.
 
     Args:
-        validate_json: A pydantic ``validate_json`` with ``strict=True`` bound.
         value: The decoded JSON value.
+        validate_json: A pydantic validator's ``validate_json`` (takes ``strict=``).
+        validate_python: The same validator's ``validate_python`` (takes ``strict=``),
+            for values nested deeper than pydantic's JSON parser reads.
         allowed: The top-level names, for the "unexpected argument" hint.
-        validate_python: The same validator's ``validate_python`` with ``strict=True``,
-            for values nested deeper than pydantic's JSON parser reads (without it,
-            those are refused).
 
     Raises:
         JSONViolations: Every problem as ``"path: message"``.
     """
     try:
-        return validate_json(pydantic_core.to_json(value))
+        return validate_json(pydantic_core.to_json(value), strict=True)
     except (ValidationError, pydantic_core.PydanticSerializationError):
         pass  # the common case ends above; what follows finds out what was wrong
-
-    def via_json(value: Any) -> T:
-        try:
-            return validate_json(_dumps(value))
-        except ValidationError as exc:
-            if any(err["type"] == "json_invalid" for err in exc.errors(include_url=False)):
-                raise _TooDeep from None  # the only JSON we write that its parser refuses
-            raise
-
-    validate: Callable[[Any], T] = via_json
+    deep = False
     for _ in range(_MAX_PASSES):
         try:
-            return validate(value)
+            if deep:
+                return validate_python(value, strict=True)
+            return _via_json(validate_json, value)
         except _TooDeep:
             # Python-side strict validation reads the value as it is; it only lacks the
-            # string forms of dates, enums and the like, which deep values seldom hold.
-            if validate_python is None or validate is validate_python:
+            # string forms of dates and the like, which deep values seldom hold.
+            if deep:
                 raise JSONViolations(_too_deep(value)) from None
-            validate = validate_python
+            deep = True
         except ValidationError as exc:
             patched = _integral_floats_as_ints(exc, value)
             if patched is None:
-                raise JSONViolations(pydantic_violations(exc, value, allowed)) from None
+                errors = exc.errors(include_url=False)
+                if not deep and any(_python_side(err) for err in errors):
+                    return _lax(validate_json, value, errors, allowed)
+                raise JSONViolations(pydantic_violations(errors, value, allowed)) from None
             value = patched
-    return validate(value)
+    raise JSONViolations(["(root): the value could not be validated; simplify it"])
+
+
+# In JSON mode these never fail for the input named: they only do when a before- or
+# wrap-validator handed strict mode a Python value, which it then checks Python-side.
+_PYTHON_SIDE = {
+    "date_type": str,
+    "datetime_type": str,
+    "time_type": str,
+    "time_delta_type": str,
+    "bytes_type": str,
+    "is_instance_of": str,
+    "tuple_type": list,
+    "set_type": list,
+    "frozen_set_type": list,
+}
+
+
+def _python_side(err: Mapping[str, Any]) -> bool:
+    kind = _PYTHON_SIDE.get(err["type"])
+    return kind is not None and type(err.get("input")) is kind
+
+
+def _lax(
+    validate_json: Callable[..., T],
+    value: Any,
+    errors: Sequence[Mapping[str, Any]],
+    allowed: Sequence[str],
+) -> T:
+    """Judge again, in lax mode, only what a user's validator handed strict mode Python-side.
+
+    The other errors stand; where a before-validator returned the JSON form (a date
+    as a string, an array as a list), lax mode reads it as JSON mode would have.
+    """
+    real = [err for err in errors if not _python_side(err)]
+    try:
+        result = validate_json(_dumps(value), strict=False)
+    except ValidationError as exc:
+        again = {tuple(err["loc"]) for err in errors if _python_side(err)}
+        real.extend(err for err in exc.errors(include_url=False) if tuple(err["loc"]) in again)
+    else:
+        if not real:
+            return result
+    raise JSONViolations(pydantic_violations(real, value, allowed))
+
+
+def _via_json(validate_json: Callable[..., T], value: Any) -> T:
+    try:
+        return validate_json(_dumps(value), strict=True)
+    except ValidationError as exc:
+        if any(err["type"] == "json_invalid" for err in exc.errors(include_url=False)):
+            raise _TooDeep from None  # the only JSON we write that its parser refuses
+        raise
 
 
 class _TooDeep(Exception):

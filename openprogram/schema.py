@@ -33,7 +33,6 @@ import sys
 import types
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from openprogram import _schema_docs, _schema_types
@@ -93,8 +92,8 @@ class _Lazy:
     def __init__(self) -> None:
         self.duplicates: Callable[[Mapping[str, Any]], list[str]] | None = None
         self.adapter: TypeAdapter[dict[str, Any]] | None = None
-        self.validate_json: Callable[[bytes], dict[str, Any]] | None = None
-        self.validate_python: Callable[[Any], dict[str, Any]] | None = None
+        self.validate_json: Callable[..., dict[str, Any]] | None = None
+        self.validate_python: Callable[..., dict[str, Any]] | None = None
         self.json: dict[str, Any] | None = None
         self.doc: _schema_docs.DocInfo | None = None
         self.fields: list[FieldSpec] | None = None
@@ -207,7 +206,10 @@ class FunctionSchema:
                 raise ArgumentsError(violations)
             return dict(args)
         lazy = self._lazy
-        validate_json = lazy.validate_json or self._validator()
+        if lazy.validate_json is None or lazy.validate_python is None:
+            self._build_validator()
+        assert lazy.validate_json is not None
+        assert lazy.validate_python is not None
         mapping = type(args) is dict or isinstance(args, Mapping)
         # Unknown top-level keys are checked here rather than with extra="forbid", which
         # pydantic would also apply to nested dataclasses and TypedDicts without saying
@@ -216,7 +218,7 @@ class FunctionSchema:
         repeated = lazy.duplicates(args) if lazy.duplicates is not None and mapping else []
         try:
             # JSON from a model, validated as the JSON Schema it was shown reads it.
-            kwargs = validate_strict(validate_json, args, self._names, lazy.validate_python)
+            kwargs = validate_strict(args, lazy.validate_json, lazy.validate_python, self._names)
         except JSONViolations as exc:
             raise ArgumentsError([*exc.violations, *repeated, *extra]) from None
         if repeated or extra:
@@ -260,14 +262,12 @@ class FunctionSchema:
             ]
         return lazy.fields
 
-    def _validator(self) -> Callable[[bytes], dict[str, Any]]:
+    def _build_validator(self) -> None:
         lazy = self._lazy
-        if lazy.validate_json is None:
-            lazy.duplicates = duplicate_check({v.name: v.annotation for v in self._visible})
-            validator = self._adapter().validator
-            lazy.validate_python = partial(validator.validate_python, strict=True)
-            lazy.validate_json = partial(validator.validate_json, strict=True)
-        return lazy.validate_json
+        lazy.duplicates = duplicate_check({v.name: v.annotation for v in self._visible})
+        validator = self._adapter().validator
+        lazy.validate_python = validator.validate_python
+        lazy.validate_json = validator.validate_json
 
     def _adapter(self) -> TypeAdapter[dict[str, Any]]:
         lazy = self._lazy

@@ -23,7 +23,6 @@ import re
 import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeGuard
 
 from openprogram._schema_json import JSONViolations, validate_strict
@@ -134,10 +133,11 @@ class OutputSchema:
         if self.model is not None:
             # JSON from a model, checked as the schema it was shown reads it (no lax coercions).
             allowed = list(self.schema.get("properties") or ())
-            validate_json = partial(self.model.model_validate_json, strict=True)
-            validate_python = partial(self.model.model_validate, strict=True)
+            model = self.model
             try:
-                return validate_strict(validate_json, value, allowed, validate_python)
+                return validate_strict(
+                    value, model.model_validate_json, model.model_validate, allowed
+                )
             except JSONViolations as exc:
                 violations = exc.violations
         else:

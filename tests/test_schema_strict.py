@@ -16,7 +16,7 @@ import decimal
 import enum
 import pathlib
 import uuid
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import pydantic
 import pytest
@@ -314,3 +314,52 @@ def test_a_submitted_structured_answer_is_checked_as_strictly() -> None:
     with pytest.raises(ValidationFailedError) as info:
         Runtime(provider).exec("Paris?", tools=[], response_format=Census)
     assert info.value.violations == ("capital: expected boolean",)
+
+
+def test_input_options_apply_to_values_the_schema_writes_as_strings() -> None:
+    def book(day: datetime.date, shade: Shade, seats: int) -> None:
+        """Book a day."""
+
+    schema = derive_schema(
+        book,
+        input={
+            "day": {"options": ["2026-12-24", "2026-12-31"]},
+            "shade": {"options": ["dark"]},
+            "seats": {"options": [1, 2]},
+        },
+    )
+    assert schema.validate({"day": "2026-12-31", "shade": "dark", "seats": 2.0}) == {
+        "day": datetime.date(2026, 12, 31),
+        "shade": Shade.DARK,
+        "seats": 2,
+    }
+    with pytest.raises(ArgumentsError) as info:
+        schema.validate({"day": "2026-12-25", "shade": "light", "seats": True})
+    assert info.value.violations == (
+        "day: expected one of '2026-12-24', '2026-12-31'",
+        "shade: expected one of 'dark'",
+        "seats: expected integer",
+    )
+
+
+def _trimmed(value: Any) -> Any:
+    return value.strip() if isinstance(value, str) else value
+
+
+def test_a_users_before_validator_keeps_working_on_string_forms() -> None:
+    def plan(
+        day: Annotated[datetime.date, pydantic.BeforeValidator(_trimmed)],
+        count: Annotated[int, pydantic.BeforeValidator(_trimmed)],
+        pair: Annotated[tuple[int, int], pydantic.BeforeValidator(list)],
+    ) -> None:
+        """Plan a day."""
+
+    schema = derive_schema(plan)
+    assert schema.validate({"day": " 2026-12-01 ", "count": 2, "pair": [1, 2]}) == {
+        "day": datetime.date(2026, 12, 1),
+        "count": 2,
+        "pair": (1, 2),
+    }
+    with pytest.raises(ArgumentsError) as info:
+        schema.validate({"day": " 2026-12-01 ", "count": " 2 ", "pair": [1, 2]})
+    assert info.value.violations == ("count: expected integer",)

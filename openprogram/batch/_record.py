@@ -200,13 +200,15 @@ class Recorder:
         try:
             line = _jsonl.encode(record, _jsonable)
         except (TypeError, ValueError, RecursionError) as exc:
-            problem = _output_problem(output) if error is None else None
-            if problem is not None:
-                # Unwritable means unresumable: report it as this item's failure, keep the batch.
-                error = ItemError.of(_unwritable(pending, output, problem))
-                record = _record(pending, None, error, duration_s)
-            elif error is None and not isinstance(exc, UnicodeEncodeError):
-                raise  # the output encodes alone, so this is a bug of ours: say so loudly
+            if error is None:
+                # The output alone, or (nested right at the limit) inside its record.
+                problem = _output_problem(output)
+                if problem is None and not isinstance(exc, UnicodeEncodeError):
+                    problem = exc
+                if problem is not None:
+                    # Unwritable means unresumable: this item's failure, not the batch's.
+                    error = ItemError.of(_unwritable(pending, output, problem))
+                    record = _record(pending, None, error, duration_s)
             # What is left is a lone surrogate in the key or the error text: written as a
             # \u escape, it reads back exactly.
             line = _jsonl.encode(record, _jsonable, ascii_only=True)

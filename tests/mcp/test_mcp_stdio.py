@@ -66,6 +66,16 @@ def test_arguments_are_validated_against_the_servers_schema_before_sending(
     assert "b: missing required argument" in result.content
 
 
+def test_arguments_of_another_json_type_are_refused_as_for_function_tools(
+    stdio: Served,
+) -> None:
+    for loose in ("2", True, 2.5):
+        result = run(stdio.registry, "demo_add", a=loose, b=1)
+        assert result.is_error
+        assert "- a: expected integer" in result.content
+    assert run(stdio.registry, "demo_add", a=2.0, b=1).content == "3"  # 2.0 is an integer
+
+
 def test_a_failing_tool_is_an_error_result_with_the_servers_message(stdio: Served) -> None:
     result = run(stdio.registry, "demo_fail", message="disk is full")
     assert result.is_error
