@@ -292,12 +292,13 @@ def test_a_timed_out_run_ends_its_unfinished_tool_spans(traced: Traced) -> None:
     @function(register_globally=False)
     async def slow() -> str:
         """Take too long."""
-        await asyncio.sleep(5)
+        await asyncio.sleep(30)
         return "late"
 
     rt = Runtime(ScriptedProvider([call("slow"), "never"]), observers=[traced.observer])
     with pytest.raises(TimeoutError):
-        rt.exec("go", tools=[slow], timeout_s=0.1)
+        # Long enough for the call to start even on a loaded machine, then the deadline fires.
+        rt.exec("go", tools=[slow], timeout_s=1.0)
     traced.settled("execute_tool slow", "invoke_agent")
     tool = traced.one("execute_tool slow")
     # The cancelled call now closes with its own ToolCallFailed(failure="cancelled").
