@@ -64,6 +64,8 @@ async def cancelled_with_caller(
     if not events or task is None:
         yield  # top level, or the same loop
         return
+    if any(event.is_set() for event in events.values()):
+        raise asyncio.CancelledError  # started by a call already abandoned: nothing runs
     watcher = asyncio.ensure_future(_watch(tuple(events.values()), task))
     try:
         yield

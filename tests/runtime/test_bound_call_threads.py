@@ -50,7 +50,7 @@ class BlockingModel:
         assert isinstance(first, UserMessage)
         turn = sum(isinstance(m, AssistantMessage) for m in request.messages)
         self.calls.append((first.text, time.monotonic()))
-        if first.text == "go":
+        if first.text.split("\n", 1)[0] == "go":  # choices= adds its menu below the prompt
             return self.outer[turn] if turn < len(self.outer) else "done"
         if self.inner is not None:
             return self.inner[turn] if turn < len(self.inner) else "inner done"
@@ -237,3 +237,41 @@ def test_an_exec_on_a_user_thread_counts_the_slots_its_callers_hold(how: str, th
     else:  # one slot is left for the deeper level: the two calls take it in turn
         assert RAN == ["work", "work"]
     assert rt.last_run.budget_usage.threads <= threads
+
+
+# -- a function picked through choices= is the exec's next step: it stops with the exec too ----
+
+
+@pytest.mark.parametrize("how", ["body", *HOWS])
+def test_cancelling_an_exec_stops_execs_in_the_function_it_picked(
+    how: str, cleanup: list[Callable[[], None]]
+) -> None:
+    model, fan = BlockingModel(['{"call": "research"}']), Fan()
+    cleanup.append(model.release.set)
+
+    def research(runtime: Runtime) -> str:
+        """Research in nested execs."""
+        if how == "body":
+            fan.threads.append(threading.current_thread())
+            fan.run(runtime, "inner 1")
+            fan.run(runtime, "inner 2")
+        else:
+            fan.fan_out(how, runtime)
+        return "researched"
+
+    rt = Runtime(FunctionProvider(model))
+
+    async def cancel_when_started() -> float:
+        task = asyncio.ensure_future(rt.async_exec("go", tools=[], choices=[research, "stop"]))
+        await asyncio.to_thread(model.wait_started, 1 if how == "body" else 2)
+        cancelled_at = time.monotonic()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(task, HANG_GUARD_S)
+        return cancelled_at
+
+    cancelled_at = asyncio.run(cancel_when_started())
+    fan.wait_done(2)
+    assert fan.outcomes == ["CancelledError", "CancelledError"]
+    assert sorted(model.cancelled) == (["inner 1"] if how == "body" else ["inner 1", "inner 2"])
+    assert [text for text, at in model.calls if at > cancelled_at] == []
