@@ -275,3 +275,45 @@ def test_cancelling_an_exec_stops_execs_in_the_function_it_picked(
     assert fan.outcomes == ["CancelledError", "CancelledError"]
     assert sorted(model.cancelled) == (["inner 1"] if how == "body" else ["inner 1", "inner 2"])
     assert [text for text, at in model.calls if at > cancelled_at] == []
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_two_levels_of_user_threads_never_wait_on_their_own_slots(threads: int) -> None:
+    """outer → agent (sync) → thread → exec → deeper (sync) → thread → exec → work (sync)."""
+    RAN.clear()
+    inner_fan, deeper_fan = Fan(), Fan()
+
+    @agentic_function(register_globally=False)
+    def deeper(runtime: Runtime) -> str:
+        """Run the innermost execs on threads of its own."""
+        deeper_fan.fan_out("thread", runtime, tools=[work])
+        return "deeper done"
+
+    @agentic_function(register_globally=False)
+    def agent(runtime: Runtime) -> str:
+        """Run inner execs on a thread pool of its own."""
+        inner_fan.fan_out("pool", runtime, tools=[deeper])
+        return "fanned out"
+
+    def reply(request: ProviderRequest) -> Any:
+        first = request.messages[0]
+        assert isinstance(first, UserMessage)
+        turn = sum(isinstance(m, AssistantMessage) for m in request.messages)
+        menu = {spec["name"] for spec in request.tools}
+        if turn:
+            return "done" if first.text == "go" else "inner done"
+        return call("agent" if first.text == "go" else "deeper" if "deeper" in menu else "work")
+
+    rt = Runtime(FunctionProvider(reply), budget=Budget(threads=threads))
+    assert rt.exec("go", tools=[agent], timeout_s=HANG_GUARD_S) == "done"
+    inner_fan.wait_done(2)
+    deeper_fan.wait_done(4)
+    assert inner_fan.outcomes == ["inner done"] * 2
+    assert deeper_fan.outcomes == ["inner done"] * 4
+    assert rt.last_run is not None
+    assert rt.last_run.budget_usage.threads <= threads
+    # With 2 slots the two levels of agents hold them all: the innermost calls are refused;
+    # with 3 one is left for them, taken in turn.
+    expected = [] if threads == 2 else ["work"] * 4
+    assert len(RAN) == len(expected)
+    assert set(RAN) <= {"work"}
