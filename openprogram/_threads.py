@@ -91,6 +91,18 @@ def submit(fn: Callable[[], T]) -> Future[T]:
 
 
 async def run_in_thread(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
-    """Await ``fn(*args, **kwargs)`` run on a worker thread with the current context copied."""
+    """Await ``fn(*args, **kwargs)`` run on a worker thread with the current context copied.
+
+    The value comes back through a box the caller empties, not as the
+    future's result: the worker keeps its future until it next runs, which on
+    a busy machine can be after the caller has used the value and dropped it
+    (a tool body's 100 MB string then outlived its exec).
+    """
     ctx = contextvars.copy_context()
-    return await asyncio.wrap_future(submit(lambda: ctx.run(fn, *args, **kwargs)))
+    box: list[T] = []
+
+    def call() -> None:
+        box.append(ctx.run(fn, *args, **kwargs))
+
+    await asyncio.wrap_future(submit(call))
+    return box.pop()

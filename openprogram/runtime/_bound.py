@@ -13,16 +13,38 @@ plus the ``ToolScope`` of the exec that is running the call. The scope object
 itself is carried, not a copy of some of its fields, so whatever the scope
 holds (menu, vetoes, sources, depth, the run it belongs to) follows it into
 any thread. An exec on a bound view nests below that scope (fail closed).
+
+Cancellation and thread slots are per *call*, not per scope: the executor
+rebinds the view for each call it runs (``bind_call``) with the call's
+``ToolContext.cancel`` event and the thread slots its callers hold. Both also
+travel in contextvars, which a user thread does not see; ``following_call``
+makes an exec on such a thread stop when its call is cancelled and count the
+slots held above it, as it would on the body's own thread.
 """
 
 from __future__ import annotations
 
+import asyncio
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from openprogram.exceptions import UserError
+from openprogram.runtime._budget import held_threads, use_held_threads
+from openprogram.runtime._cancel import cancelled_with_caller
 from openprogram.runtime._scope import ToolScope, parent_scope
 
-__all__ = ["bind_runtime", "bound_scope", "exec_parent"]
+__all__ = [
+    "BoundCall",
+    "bind_call",
+    "bind_runtime",
+    "bound_call",
+    "bound_scope",
+    "exec_parent",
+    "following_call",
+]
 
 R = TypeVar("R")
 
@@ -37,6 +59,52 @@ def bind_runtime(runtime: R, scope: ToolScope) -> R:
     object.__setattr__(view, "__dict__", runtime.__dict__)  # one state: settings, last_run, queues
     object.__setattr__(view, "_bound_scope", scope)
     return view
+
+
+@dataclass(frozen=True, slots=True)
+class BoundCall:
+    """The tool call a bound view was handed to."""
+
+    cancel: threading.Event
+    """The call's ``ToolContext.cancel``: set when the call is cancelled or times out."""
+    loop: asyncio.AbstractEventLoop
+    """The loop that runs the call (execs on it are cancelled with its task already)."""
+    held: int
+    """Thread slots held by the call's body and the bodies enclosing it."""
+
+
+def bind_call(runtime: R, call: BoundCall) -> R:
+    """A view of ``runtime`` bound to the same scope and to one tool call of it."""
+    scope = bound_scope(runtime)
+    if scope is None:
+        return runtime  # a host's own runtime object: nothing to nest below
+    view = bind_runtime(runtime, scope)
+    object.__setattr__(view, "_bound_call", call)
+    return view
+
+
+def bound_call(runtime: Any) -> BoundCall | None:
+    """The tool call ``runtime`` was handed to (``None`` outside a tool call's view)."""
+    call = getattr(runtime, "_bound_call", None)
+    return call if isinstance(call, BoundCall) else None
+
+
+@asynccontextmanager
+async def following_call(runtime: Any) -> AsyncIterator[None]:
+    """Run an exec as part of the call ``runtime`` is bound to, from whatever thread.
+
+    It is cancelled when that call is (its cancel event set: the outer exec
+    cancelled or timed out, or the call's own ``timeout``), and its calls
+    count the thread slots the call's bodies hold (no self-deadlock).
+    """
+    call = bound_call(runtime)
+    if call is None:
+        async with cancelled_with_caller():
+            yield
+        return
+    with use_held_threads(max(held_threads(), call.held)):
+        async with cancelled_with_caller((call.cancel, call.loop)):
+            yield
 
 
 def bound_scope(runtime: Any) -> ToolScope | None:

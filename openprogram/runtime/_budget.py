@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from openprogram.budget import Budget, BudgetUsage, LimitName
 from openprogram.exceptions import BudgetExceeded
 
-__all__ = ["Ledger", "held_threads", "use_held_thread"]
+__all__ = ["Ledger", "held_threads", "use_held_thread", "use_held_threads"]
 
 _COUNTED: tuple[LimitName, ...] = ("model_calls", "tool_calls", "agentic_calls", "tokens")
 
@@ -49,6 +49,16 @@ _held: ContextVar[int] = ContextVar("openprogram_held_threads", default=0)
 def held_threads() -> int:
     """Thread slots held by the tool bodies the current code runs inside."""
     return _held.get()
+
+
+@contextmanager
+def use_held_threads(count: int) -> Iterator[int]:
+    """Count ``count`` held slots in the block (an exec on a thread its tool body started)."""
+    token = _held.set(count)
+    try:
+        yield count
+    finally:
+        _held.reset(token)
 
 
 @contextmanager

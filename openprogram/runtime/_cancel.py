@@ -10,7 +10,9 @@ cancelled, or after the call timed out.
 So while a tool body runs, the executor publishes the call's
 ``ToolContext.cancel`` event (``use_call_cancel``); worker threads inherit it
 with the copied context. An exec started on another event loop watches that
-event (``cancelled_with_caller``) and cancels itself when it is set.
+event (``cancelled_with_caller``) and cancels itself when it is set. A thread
+the user starts in the body gets no copied context: there the event comes
+from the runtime bound to the call (``_bound.following_call``).
 """
 
 from __future__ import annotations
@@ -43,14 +45,28 @@ def use_call_cancel(event: threading.Event) -> Iterator[threading.Event]:
 
 
 @asynccontextmanager
-async def cancelled_with_caller() -> AsyncIterator[None]:
-    """Cancel the current task when the tool call that started it, on another loop, is cancelled."""
-    caller = _call_cancel.get()
+async def cancelled_with_caller(
+    bound: tuple[threading.Event, asyncio.AbstractEventLoop] | None = None,
+) -> AsyncIterator[None]:
+    """Cancel the current task when the tool call that started it, on another loop, is cancelled.
+
+    Args:
+        bound: The cancel event and loop of the call the exec's runtime is
+            bound to; on a thread the user started in a tool body it is the
+            only one known (contextvars do not cross into such threads).
+    """
     task = asyncio.current_task()
-    if caller is None or caller[1] is asyncio.get_running_loop() or task is None:
-        yield  # top level, or the same loop: task cancellation already reaches this exec
+    loop = asyncio.get_running_loop()
+    # The same loop: task cancellation already reaches this exec.
+    events = {
+        id(c[0]): c[0] for c in (_call_cancel.get(), bound) if c is not None and c[1] is not loop
+    }
+    if not events or task is None:
+        yield  # top level, or the same loop
         return
-    watcher = asyncio.ensure_future(_watch(caller[0], task))
+    if any(event.is_set() for event in events.values()):
+        raise asyncio.CancelledError  # started by a call already abandoned: nothing runs
+    watcher = asyncio.ensure_future(_watch(tuple(events.values()), task))
     try:
         yield
     finally:
@@ -59,7 +75,7 @@ async def cancelled_with_caller() -> AsyncIterator[None]:
             await watcher
 
 
-async def _watch(event: threading.Event, task: asyncio.Task[object]) -> None:
-    while not event.is_set():
+async def _watch(events: tuple[threading.Event, ...], task: asyncio.Task[object]) -> None:
+    while not any(event.is_set() for event in events):
         await asyncio.sleep(POLL_S)
     task.cancel()

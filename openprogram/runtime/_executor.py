@@ -40,7 +40,8 @@ from openprogram.events import (
 from openprogram.messages import ToolCall, ToolResultMessage
 from openprogram.providers._json import without_lone_surrogates
 from openprogram.runtime._approval import Approval, approval_denial
-from openprogram.runtime._budget import Ledger, use_held_thread
+from openprogram.runtime._bound import BoundCall, bind_call
+from openprogram.runtime._budget import Ledger, held_threads, use_held_thread
 from openprogram.runtime._cancel import use_call_cancel
 from openprogram.runtime._redact import declared_names, describe_violations
 from openprogram.runtime._run import Emitter
@@ -295,13 +296,11 @@ async def _invoke(call: ToolCall, tool: Tool, batch: Batch) -> ToolResult:
         )
         emitter.stream(StreamProgress, call_id=call.id, tool_name=call.name, text=text)
 
-    context = ToolContext(
-        call_id=call.id,
-        tool_name=call.name,
-        runtime=batch.runtime,
-        deps=batch.deps,
-        on_report=report,
-    )
+    context = ToolContext(call_id=call.id, tool_name=call.name, deps=batch.deps, on_report=report)
+    # Bound per call: an exec on a thread the body starts stops with this call (its cancel
+    # event) and counts the thread slots held above it, which no contextvar carries there.
+    bound = BoundCall(context.cancel, asyncio.get_running_loop(), held_threads())
+    context.runtime = bind_call(batch.runtime, bound)
     try:
         with use_call_cancel(context.cancel):  # execs nested in the body stop with this call
             return await tool.execute(call.arguments, context)

@@ -9,6 +9,8 @@ the one re-ask or repair turn a bad final reply gets.
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -20,7 +22,9 @@ from openprogram.exceptions import DecisionError
 from openprogram.messages import AssistantMessage, Message, TextContent, ToolCall, UserMessage
 from openprogram.providers.base import Provider, ResponseFormat, ToolChoice, ToolSpec
 from openprogram.runtime._approval import approval_denial
-from openprogram.runtime._bound import bind_runtime
+from openprogram.runtime._bound import BoundCall, bind_call, bind_runtime
+from openprogram.runtime._budget import held_threads
+from openprogram.runtime._cancel import use_call_cancel
 from openprogram.runtime._options import ExecOptions
 from openprogram.structured import choose_strategy, output_schema
 from openprogram.tools import to_tool
@@ -125,11 +129,7 @@ class Finale:
             if isinstance(step, Reask):
                 return Again((step.message,))
             await _check_pick(step, scope, runtime)
-            # The picked function is the exec's next step: it runs in the exec's scope,
-            # so execs inside it (or in threads it starts) nest below this one.
-            runtime = bind_runtime(runtime, scope)
-            with use_current_tools(scope), use_current_runtime(runtime):
-                return await self.decision.menu.run(step, runtime)
+            return await _run_pick(self.decision.menu, step, scope, runtime)
         assert self.structured is not None
         turns = self.structured
         submitted = bool(self.submissions(reply))
@@ -138,6 +138,23 @@ class Finale:
             return Again(verdict.messages, verdict.tool_choice)
         assert isinstance(verdict, Finished)
         return verdict.value
+
+
+async def _run_pick(menu: DecisionMenu, step: Picked, scope: Any, runtime: Any) -> Any:
+    """Run the picked function as the exec's next step, in the exec's scope.
+
+    Execs inside it (or in threads it starts) nest below this exec and, like
+    those of a tool call, stop when the exec is cancelled or times out.
+    """
+    cancel = threading.Event()
+    call = BoundCall(cancel, asyncio.get_running_loop(), held_threads())
+    runtime = bind_call(bind_runtime(runtime, scope), call)
+    with use_current_tools(scope), use_current_runtime(runtime), use_call_cancel(cancel):
+        try:
+            return await menu.run(step, runtime)
+        except asyncio.CancelledError:
+            cancel.set()  # execs on other threads watch this event
+            raise
 
 
 async def _check_pick(picked: Picked, scope: Any, runtime: Any) -> None:

@@ -22,8 +22,7 @@ from openprogram.providers import default_model_string, resolve_provider
 from openprogram.providers.base import Provider
 from openprogram.registry import Registry, default_registry
 from openprogram.runtime._approval import Approval
-from openprogram.runtime._bound import exec_parent
-from openprogram.runtime._cancel import cancelled_with_caller
+from openprogram.runtime._bound import BoundCall, exec_parent, following_call
 from openprogram.runtime._finale import Finale, with_instructions
 from openprogram.runtime._loop import run_loop
 from openprogram.runtime._options import CommonExecKwargs, ExecKwargs, ExecOptions, check_sampling
@@ -88,7 +87,7 @@ class Runtime:
 
     # The runtime injected into a tool body is a view sharing this __dict__ plus its own
     # bound scope (runtime/_bound.py), so the scope is a slot, outside the shared state.
-    __slots__ = ("__dict__", "__weakref__", "_bound_scope")
+    __slots__ = ("__dict__", "__weakref__", "_bound_call", "_bound_scope")
 
     def __init__(
         self,
@@ -133,6 +132,7 @@ class Runtime:
         self._follow_ups: deque[UserMessage] = deque()
         self._entered: dict[tuple[int, int], list[AbstractContextManager[Any]]] = {}
         self._bound_scope: ToolScope | None = None
+        self._bound_call: BoundCall | None = None
 
     def __eq__(self, other: object) -> bool:
         # A view bound to a tool call's scope is the same runtime (it shares this one's state).
@@ -345,11 +345,11 @@ class Runtime:
 
     async def _drive(self, run: RunState) -> Any:
         if run.deadline is None:
-            async with cancelled_with_caller():
+            async with following_call(self):
                 return await _loop_with_status(run)
         timeout = asyncio.timeout_at(_loop_time(run.deadline))
         try:
-            async with timeout, cancelled_with_caller():
+            async with timeout, following_call(self):
                 return await _loop_with_status(run)
         except TimeoutError:
             if not timeout.expired():

@@ -31,7 +31,9 @@ def run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
     if not _loop_running():  # the common, cheap path
         return asyncio.run(make())
     ctx = contextvars.copy_context()
-    return _threads.submit(lambda: ctx.run(asyncio.run, make())).result()
+    box: list[T] = []  # the worker keeps its future a while: the output is not its result
+    _threads.submit(lambda: box.append(ctx.run(asyncio.run, make()))).result()
+    return box.pop()
 
 
 def _loop_running() -> bool:

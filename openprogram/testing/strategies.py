@@ -124,16 +124,26 @@ class Raises:
 
 
 class SourceIn:
-    """A ``can_use(ctx)`` that allows the tool only when ``ctx.source`` is one of ``sources``."""
+    """A ``can_use(ctx)`` that allows the tool only when ``ctx.source`` is one of ``sources``.
 
-    def __init__(self, sources: Iterable[str]) -> None:
+    With ``every=True`` it looks at ``ctx.sources`` instead, every source the
+    run came through: the tool is allowed only when there is one and all of
+    them are in ``sources``, so an inner exec that relabels itself
+    (``tools_source="internal"``) inside a ``"public"`` one is still refused.
+    """
+
+    def __init__(self, sources: Iterable[str], *, every: bool = False) -> None:
         self.sources = frozenset(sources)
+        self.every = every
 
     def __call__(self, ctx: GateContext) -> bool:
+        if self.every:
+            return bool(ctx.sources) and self.sources.issuperset(ctx.sources)
         return ctx.source in self.sources
 
     def __repr__(self) -> str:
-        return f"SourceIn({sorted(self.sources)!r})"
+        every = ", every=True" if self.every else ""
+        return f"SourceIn({sorted(self.sources)!r}{every})"
 
 
 _EXPOSE = st.sampled_from([True, True, True, False])
@@ -159,14 +169,24 @@ def check_fns() -> st.SearchStrategy[Callable[[], bool] | None]:
 
 
 def can_use_predicates(
-    sources: Sequence[str] = DEFAULT_SOURCES,
+    sources: Sequence[str] = DEFAULT_SOURCES, *, every: bool = False
 ) -> st.SearchStrategy[Callable[[GateContext], bool] | None]:
-    """``None`` (most often), a constant, ``Raises()`` or ``SourceIn(some sources)``."""
+    """``None`` (most often), a constant, ``Raises()`` or ``SourceIn(some sources)``.
+
+    Args:
+        sources: The sources ``SourceIn`` draws from.
+        every: Also draw ``SourceIn(..., every=True)``, predicates over every
+            source the run came through (``ctx.sources``).
+    """
+    source_in = _subsets(sources).map(SourceIn)
+    if every:
+        trail = _subsets(sources).map(functools.partial(SourceIn, every=True))
+        source_in = st.one_of(source_in, trail, trail)
     return st.one_of(
         st.just(None),
         st.just(None),
         st.sampled_from([Always(True), Always(False), Raises()]),
-        _subsets(sources).map(SourceIn),
+        source_in,
     )
 
 

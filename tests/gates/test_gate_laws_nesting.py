@@ -19,16 +19,24 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from gates_reference import _holds
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from openprogram.decorators import agentic_function
+from openprogram.gates import GateContext
 from openprogram.messages import ToolResultMessage, UserMessage
 from openprogram.providers.base import ProviderRequest
 from openprogram.registry import Registry
 from openprogram.runtime import Runtime
 from openprogram.testing import FunctionProvider, call
-from openprogram.testing.strategies import DEFAULT_NAMES, DEFAULT_SOURCES, tool_lists
+from openprogram.testing.strategies import (
+    DEFAULT_NAMES,
+    DEFAULT_SOURCES,
+    SourceIn,
+    can_use_predicates,
+    tool_lists,
+)
 from openprogram.tools import Tool
 
 NESTED = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -257,3 +265,53 @@ def test_law7_a_picked_choice_obeys_every_veto(drawn: list[Tool], data: st.DataO
         and not {outer.source, inner.source} & set(tool.unsafe_in)
     )
     assert got.inner_ran == ({inner.pick} if allowed else set())
+
+
+# -- can_use sees every source: an inner exec that relabels its source gains nothing ----------
+
+
+def _trail_context(outer: Exec, inner: Exec) -> GateContext:
+    """What ``can_use`` sees in the inner exec: its own source, and every one it came through."""
+    trail = tuple(s for s in (outer.source, inner.source) if s is not None)
+    return GateContext(source=inner.source or outer.source, sources=trail)
+
+
+@NESTED
+@given(drawn=_in_play, data=st.data())
+def test_law7_can_use_sees_every_source_when_an_inner_exec_relabels_its_own(
+    drawn: list[Tool], data: st.DataObject
+) -> None:
+    names = [t.name for t in drawn]
+    # Mostly predicates over the whole trail: the ones a relabel could fool.
+    trail_only = st.lists(st.sampled_from(DEFAULT_SOURCES), unique=True).map(
+        lambda sources: SourceIn(sources, every=True)
+    )
+    predicate = st.one_of(can_use_predicates(DEFAULT_SOURCES, every=True), trail_only)
+    gated = [
+        Tool(
+            name=t.name,
+            description=t.description,
+            execute=lambda args: "ran",
+            unsafe_in=t.unsafe_in,
+            can_use=data.draw(predicate, label=f"can_use of {t.name}"),
+        )
+        for t in drawn
+    ]
+    outer = Exec(source=data.draw(st.sampled_from(DEFAULT_SOURCES), label="outer source"))
+    inner = Exec(
+        source=data.draw(_source, label="inner source (a relabel)"),
+        tools=names,
+        calls=names,
+        via=data.draw(_via, label="via"),
+        pick=data.draw(st.none() | st.sampled_from(names), label="pick"),
+    )
+    got = _run(gated, outer, inner, expose=True, defer=False)
+    ctx = _trail_context(outer, inner)
+    allowed = {
+        t.name for t in gated if _holds(t.can_use, ctx) and not set(ctx.sources) & set(t.unsafe_in)
+    }
+    if inner.pick is None:
+        assert got.inner_menu == allowed
+        assert got.inner_ran == allowed
+    else:
+        assert got.inner_ran == ({inner.pick} & allowed)

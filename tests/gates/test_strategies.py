@@ -17,6 +17,7 @@ from openprogram.testing.strategies import (
     Raises,
     Scenario,
     SourceIn,
+    can_use_predicates,
     describe,
     environments,
     lazy_tools,
@@ -155,3 +156,22 @@ def test_predicates_behave_as_named() -> None:
     assert SourceIn(["web"])(ctx) is False
     with pytest.raises(RuntimeError, match="on purpose"):
         Raises()()
+
+
+def test_source_in_every_checks_every_source_the_run_came_through() -> None:
+    relabelled = GateContext(source="cli", sources=("web", "cli"))
+    assert SourceIn(["cli"])(relabelled)  # the innermost source alone is fooled
+    assert not SourceIn(["cli"], every=True)(relabelled)
+    assert SourceIn(["cli", "web"], every=True)(relabelled)
+    assert not SourceIn(["cli"], every=True)(GateContext(source=None))  # no source: refused
+    assert repr(SourceIn(["web", "cli"], every=True)) == "SourceIn(['cli', 'web'], every=True)"
+
+
+def test_can_use_predicates_draws_trail_predicates_only_when_asked() -> None:
+    from hypothesis import find
+    from hypothesis.errors import NoSuchExample
+
+    found = find(can_use_predicates(every=True), lambda p: isinstance(p, SourceIn) and p.every)
+    assert found.every
+    with pytest.raises(NoSuchExample):
+        find(can_use_predicates(), lambda p: isinstance(p, SourceIn) and p.every)
