@@ -25,7 +25,6 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeGuard
 
-from openprogram._schema_json import JSONViolations, validate_strict
 from openprogram.exceptions import (
     InvalidJSONError,
     InvalidSchemaError,
@@ -35,6 +34,7 @@ from openprogram.exceptions import (
 )
 from openprogram.providers.base import ResponseFormat
 from openprogram.schema import json_schema_violations
+from openprogram.schema._strict import JSONViolations, validate_strict
 
 if TYPE_CHECKING:  # pydantic proper is only needed once a caller hands in a model class
     import pydantic

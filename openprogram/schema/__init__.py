@@ -35,20 +35,20 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from openprogram import _schema_docs, _schema_types
-from openprogram._schema_errors import json_schema_violations
-from openprogram._schema_fast import NO_DEFAULT, FieldSpec, fast_json_schema
-from openprogram._schema_json import JSONViolations, duplicate_check, validate_strict
-from openprogram._schema_read import (
+from openprogram._tool_types import TOOL_NAME_PATTERN
+from openprogram.exceptions import SchemaError
+from openprogram.schema import _docs, _signature
+from openprogram.schema._errors import json_schema_violations
+from openprogram.schema._fast import NO_DEFAULT, FieldSpec, fast_json_schema
+from openprogram.schema._read import (
     Reader,
     Visible,
     doc_problems,
     input_problems,
     override_problems,
 )
-from openprogram._schema_types import EMPTY
-from openprogram._tool_types import TOOL_NAME_PATTERN
-from openprogram.exceptions import SchemaError
+from openprogram.schema._signature import EMPTY
+from openprogram.schema._strict import JSONViolations, duplicate_check, validate_strict
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
@@ -95,7 +95,7 @@ class _Lazy:
         self.validate_json: Callable[..., dict[str, Any]] | None = None
         self.validate_python: Callable[..., dict[str, Any]] | None = None
         self.json: dict[str, Any] | None = None
-        self.doc: _schema_docs.DocInfo | None = None
+        self.doc: _docs.DocInfo | None = None
         self.fields: list[FieldSpec] | None = None
 
 
@@ -183,7 +183,7 @@ class FunctionSchema:
             fields = self._fields()
             lazy.json = fast_json_schema(fields)
             if lazy.json is None:
-                from openprogram._schema_build import build_json_schema  # noqa: PLC0415 - lazy
+                from openprogram.schema._build import build_json_schema  # noqa: PLC0415 - lazy
 
                 lazy.json = build_json_schema(self._adapter(), fields)
         return lazy.json
@@ -240,9 +240,9 @@ class FunctionSchema:
 
     # -- lazy builders ------------------------------------------------------------------
 
-    def _docinfo(self) -> _schema_docs.DocInfo:
+    def _docinfo(self) -> _docs.DocInfo:
         if self._lazy.doc is None:
-            self._lazy.doc = _schema_docs.parse(self._doc)
+            self._lazy.doc = _docs.parse(self._doc)
         return self._lazy.doc
 
     def _fields(self) -> list[FieldSpec]:
@@ -273,7 +273,7 @@ class FunctionSchema:
         lazy = self._lazy
         if lazy.adapter is None:
             # Imported on first use: pydantic's schema machinery costs ~60 ms to import.
-            from openprogram._schema_build import build_adapter  # noqa: PLC0415
+            from openprogram.schema._build import build_adapter  # noqa: PLC0415
 
             lazy.adapter = build_adapter(self.name, self._fields())
         return lazy.adapter
@@ -306,7 +306,7 @@ def derive_schema(
             qualname, [f"{type(fn).__name__} object is not callable; decorate a function"]
         )
     try:
-        params = _schema_types.read_params(fn)
+        params = _signature.read_params(fn)
     except (TypeError, ValueError) as exc:
         raise SchemaError(
             qualname,
@@ -326,7 +326,7 @@ def derive_schema(
         raise SchemaError(qualname, problems)
     tool_name = name if name is not None else _name_of(inner)
     blank = description is not None and not description.strip()
-    if blank or (description is None and override is None and _schema_docs.is_blank(doc)):
+    if blank or (description is None and override is None and _docs.is_blank(doc)):
         if _NAME.match(tool_name):  # an invalid name is about to fail loudly in Tool anyway
             _warn_no_description(qualname, tool_name, fn)
         description = tool_name
@@ -381,7 +381,7 @@ def _doc_of(obj: Any) -> str | None:
         return obj.__doc__
     doc = getattr(obj, "__doc__", None)
     if doc is None or doc is type(obj).__doc__:  # a callable object: its __call__ says what it does
-        doc = getattr(_schema_types.call_method(obj), "__doc__", None) or doc
+        doc = getattr(_signature.call_method(obj), "__doc__", None) or doc
     return doc
 
 
@@ -389,7 +389,7 @@ def _is_async(fn: Any) -> bool:
     if inspect.iscoroutinefunction(fn):
         return True
     if not isinstance(fn, types.FunctionType | types.MethodType):
-        return inspect.iscoroutinefunction(_schema_types.call_method(fn))
+        return inspect.iscoroutinefunction(_signature.call_method(fn))
     return False
 
 

@@ -41,7 +41,7 @@ from typing import Any, TypeAlias, TypeVar
 import pydantic_core
 from pydantic_core import ValidationError
 
-from openprogram._schema_errors import format_path, pydantic_violations, real_path
+from openprogram.schema._errors import format_path, pydantic_violations, real_path
 
 __all__ = ["JSONViolations", "duplicate_check", "validate_strict"]
 

@@ -8,7 +8,7 @@ arguments the function is called with, leaving omitted optional arguments to
 the function's own defaults. The JSON Schema comes from the same adapter,
 tidied for models: no auto-generated titles, non-recursive ``$defs`` inlined,
 defaults added. Simple signatures skip pydantic for the JSON Schema
-(``_schema_fast``).
+(``_fast``).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import to_jsonable_python
 from typing_extensions import TypedDict
 
-from openprogram._schema_fast import FieldSpec, finish
+from openprogram.schema._fast import FieldSpec, finish
 
 __all__ = ["build_adapter", "build_json_schema"]
 

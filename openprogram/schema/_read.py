@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from openprogram import _schema_docs, _schema_types
-from openprogram._schema_types import EMPTY, Param
+from openprogram.schema import _docs, _signature
+from openprogram.schema._signature import EMPTY, Param
 
 __all__ = ["Reader", "Visible", "doc_problems", "input_problems", "override_problems"]
 
@@ -55,18 +55,18 @@ class Reader:
 
     def read(self) -> None:
         for index, p in enumerate(self.params):
-            if p.kind in (_schema_types.POSITIONAL_ONLY, _schema_types.POSITIONAL_OR_KEYWORD):
+            if p.kind in (_signature.POSITIONAL_ONLY, _signature.POSITIONAL_OR_KEYWORD):
                 self.positions[p.name] = index
             self._read_one(index, p)
 
     def _read_one(self, index: int, p: Param) -> None:
-        if p.kind is _schema_types.VAR_POSITIONAL:
+        if p.kind is _signature.VAR_POSITIONAL:
             self.problems.append(
                 f"parameter *{p.name}: a model sends named arguments, so *{p.name} can never be "
                 f"filled; replace it with a list parameter, e.g. {p.name}: list[str]"
             )
             return
-        if p.kind is _schema_types.VAR_KEYWORD:
+        if p.kind is _signature.VAR_KEYWORD:
             self.has_var_keyword = True
             if not self.override:
                 self.problems.append(
@@ -80,10 +80,10 @@ class Reader:
         if p.name == "runtime":
             self.runtime_param = p.name
             return
-        if _schema_types.is_tool_context(p.annotation):
+        if _signature.is_tool_context(p.annotation):
             self.context_param = p.name
             return
-        if p.kind is _schema_types.POSITIONAL_ONLY:
+        if p.kind is _signature.POSITIONAL_ONLY:
             self.problems.append(
                 f"parameter {p.name!r} is positional-only, but tool arguments are passed by name; "
                 "remove the '/'"
@@ -110,7 +110,7 @@ class Reader:
         builtin = _BUILTIN_NAMES.get(raw) if isinstance(raw, str) else None
         if builtin is not None:
             if self._globals is None:
-                self._globals = _schema_types.globals_of(self.fn)
+                self._globals = _signature.globals_of(self.fn)
             if raw not in self._globals:  # the common case, without eval or a walk
                 return builtin
         try:
@@ -121,23 +121,23 @@ class Reader:
                 f"({type(exc).__name__}: {exc}); import the type at module level"
             )
             return None
-        found = _schema_types.type_problems(tp)
+        found = _signature.type_problems(tp)
         self.problems.extend(f"parameter {name!r}: {p}" for p in found)
         return None if found else tp
 
     def _resolve(self, raw: Any) -> Any:
         if not isinstance(raw, str):
-            return _schema_types.resolve(raw, {}, None)
+            return _signature.resolve(raw, {}, None)
         if self._globals is None:
-            self._globals = _schema_types.globals_of(self.fn)
+            self._globals = _signature.globals_of(self.fn)
         try:
-            return _schema_types.resolve(raw, self._globals, self._locals)
+            return _signature.resolve(raw, self._globals, self._locals)
         except NameError:
             if self._locals is not None:
                 raise
             # A type defined inside a function is only in the decorating frame's locals.
-            self._locals = _schema_types.caller_namespace()
-            return _schema_types.resolve(raw, self._globals, self._locals)
+            self._locals = _signature.caller_namespace()
+            return _signature.resolve(raw, self._globals, self._locals)
 
 
 def _input_of(spec: Any) -> tuple[tuple[Any, ...] | None, str | None]:
@@ -187,7 +187,7 @@ def input_problems(inputs: Any, params: list[Param]) -> list[str]:
 def doc_problems(doc: str | None, params: list[Param]) -> list[str]:
     if not doc:
         return []
-    strangers = _schema_docs.documented_names_outside(doc, {p.name for p in params})
+    strangers = _docs.documented_names_outside(doc, {p.name for p in params})
     plain = ", ".join(p.name for p in params) or "none"
     return [
         f"docstring documents parameter {s!r}, which is not in the signature "
