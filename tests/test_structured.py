@@ -8,7 +8,6 @@ from typing import Any, Literal
 import pydantic
 import pytest
 
-from openprogram._structured.turns import Finished, Repair, StructuredTurns
 from openprogram.exceptions import (
     InvalidJSONError,
     InvalidSchemaError,
@@ -33,6 +32,7 @@ from openprogram.structured import (
     output_schema,
     parse_json_answer,
 )
+from openprogram.structured._turns import Finished, Repair, StructuredTurns
 
 
 class Person(pydantic.BaseModel):

@@ -16,9 +16,9 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from openprogram._structured.render import render_params
 from openprogram.exceptions import ConfigurationError
 from openprogram.schema import ArgumentsError
+from openprogram.structured._render import render_params
 from openprogram.tools import Tool, to_tool
 
 __all__ = ["ArgumentsUsageError", "bind_arguments", "parse_arguments"]

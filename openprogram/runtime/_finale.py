@@ -15,9 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from openprogram._structured.turns import Finished, Repair, StructuredTurns
 from openprogram.context import use_current_runtime, use_current_tools
-from openprogram.decision import DecisionMenu, DecisionTurns, Picked, Reask
 from openprogram.exceptions import DecisionError
 from openprogram.messages import AssistantMessage, Message, TextContent, ToolCall, UserMessage
 from openprogram.providers.base import Provider, ResponseFormat, ToolChoice, ToolSpec
@@ -27,6 +25,8 @@ from openprogram.runtime._budget import held_threads
 from openprogram.runtime._cancel import use_call_cancel
 from openprogram.runtime._options import ExecOptions
 from openprogram.structured import choose_strategy, output_schema
+from openprogram.structured._decision import DecisionMenu, DecisionTurns, Picked, Reask
+from openprogram.structured._turns import Finished, Repair, StructuredTurns
 from openprogram.tools import to_tool
 
 __all__ = ["Again", "Finale", "with_instructions"]

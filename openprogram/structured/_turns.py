@@ -21,7 +21,7 @@ from openprogram.exceptions import (
 )
 from openprogram.messages import AssistantMessage, Message, ToolCall, ToolResultMessage, UserMessage
 from openprogram.providers.base import ResponseFormat, ToolChoice
-from openprogram.structured import SUBMIT_TOOL_NAME, OutputSchema, Strategy
+from openprogram.structured._options import SUBMIT_TOOL_NAME, OutputSchema, Strategy
 
 __all__ = ["Finished", "Repair", "StructuredTurns"]
 

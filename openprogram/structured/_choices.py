@@ -17,7 +17,7 @@ from typing import Any, Literal, TypeAlias
 
 from openprogram.exceptions import InvalidSchemaError, UserError
 from openprogram.schema import FunctionSchema, derive_schema
-from openprogram.structured import OutputSchema, is_model_class, output_schema
+from openprogram.structured._options import OutputSchema, is_model_class, output_schema
 from openprogram.tools import Tool, to_tool
 
 __all__ = ["Choice", "ChoiceKind", "normalize_choices"]

@@ -1,32 +1,19 @@
-"""Structured output: ``exec(response_format=...)`` as a pydantic model class or a JSON Schema.
+"""Structured-output options: ``response_format=`` normalised, and how the answer is obtained.
 
-A model class gives back an instance; a JSON Schema dict gives back the
-validated JSON value. How the answer is obtained depends on the provider:
-
-1. ``"native"`` — the provider declares ``native_structured_output``: the schema
-   travels in ``ProviderRequest.response_format`` and the final text is the answer.
-2. ``"tool"`` — otherwise, by default: a hidden submit tool whose arguments are
-   the answer. It is terminal (never executed as a normal tool) and, while it is
-   offered, requests ask for one call at a time.
-3. ``"prompt"`` — only with ``structured_fallback="prompt"``: instructions and the
-   schema in the prompt; the reply text is the answer.
-
-Whatever the strategy, the answer is validated locally against the original
-schema. A bad answer gets one repair turn that states the exact violations;
-after that a ``StructuredOutputError`` subclass with a stable ``.code`` is raised.
+``output_schema`` turns a pydantic model class or a JSON Schema dict into an
+``OutputSchema`` (the schema, how to validate it, how it travels);
+``choose_strategy`` picks native, submit-tool or prompt for a provider.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeGuard
 
 from openprogram.exceptions import (
-    InvalidJSONError,
     InvalidSchemaError,
     UnsupportedStructuredOutputError,
     UserError,
@@ -35,6 +22,7 @@ from openprogram.exceptions import (
 from openprogram.providers.base import ResponseFormat
 from openprogram.schema import json_schema_violations
 from openprogram.schema._strict import JSONViolations, validate_strict
+from openprogram.structured._parse import parse_json_answer
 
 if TYPE_CHECKING:  # pydantic proper is only needed once a caller hands in a model class
     import pydantic
@@ -46,9 +34,7 @@ __all__ = [
     "StructuredFallback",
     "choose_strategy",
     "is_model_class",
-    "iter_json_values",
     "output_schema",
-    "parse_json_answer",
 ]
 
 Strategy: TypeAlias = Literal["native", "tool", "prompt"]
@@ -62,7 +48,6 @@ SUBMIT_TOOL_NAME = "submit_result"
 
 _WRAP_KEY = "result"
 _SCHEMA_NAME = re.compile(r"[^a-zA-Z0-9_-]")
-_FENCE = re.compile(r"```[a-zA-Z0-9_-]*[ \t]*\n(.*?)```", re.DOTALL)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -228,55 +213,6 @@ def choose_strategy(provider: Any, fallback: StructuredFallback = "tool") -> Str
     return fallback
 
 
-def parse_json_answer(text: str) -> Any:
-    """Read the JSON answer in ``text``: the whole text, else a fenced block, else the last value.
-
-    Raises:
-        InvalidJSONError: No JSON value could be found; the message says why.
-    """
-    stripped = text.strip()
-    if not stripped:
-        raise InvalidJSONError("the answer is empty: expected a JSON value", raw=text)
-    try:
-        return _loads(stripped)
-    except ValueError as exc:
-        whole_error = exc
-    for block in reversed(_FENCE.findall(text)):
-        try:
-            return _loads(block.strip())
-        except ValueError:
-            continue
-    values = list(iter_json_values(text))
-    if values:
-        return values[-1]
-    raise InvalidJSONError(
-        f"the answer is not valid JSON ({whole_error}); answer with the JSON value only",
-        raw=text,
-    )
-
-
-def iter_json_values(text: str, openers: str = "{[") -> Iterator[Any]:
-    """Yield each top-level JSON object or array embedded in free text, in order.
-
-    Scanning starts at every opener not inside a value already read, so prose,
-    code fences and stray braces around the JSON are skipped.
-    """
-    decoder = json.JSONDecoder(parse_constant=_reject_constant)
-    pos = 0
-    while True:
-        starts = [i for i in (text.find(c, pos) for c in openers) if i >= 0]
-        if not starts:
-            return
-        start = min(starts)
-        try:
-            value, end = decoder.raw_decode(text, start)
-        except ValueError:
-            pos = start + 1
-            continue
-        yield value
-        pos = end
-
-
 def is_model_class(obj: Any) -> TypeGuard[type[pydantic.BaseModel]]:
     """Whether ``obj`` is a pydantic model class (without importing pydantic to find out)."""
     module = sys.modules.get("pydantic")
@@ -288,15 +224,6 @@ def _as_field(violation: str) -> str:
     return violation.replace(": missing required argument", ": missing required field").replace(
         ": unexpected argument", ": unexpected field"
     )
-
-
-def _loads(text: str) -> Any:
-    return json.loads(text, parse_constant=_reject_constant)
-
-
-def _reject_constant(name: str) -> Any:
-    # NaN and Infinity are not JSON; accepting them would let non-JSON answers through.
-    raise ValueError(f"{name} is not valid JSON")
 
 
 def _check_schema(schema: dict[str, Any], where: str) -> None:

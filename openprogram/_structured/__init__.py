@@ -1,1 +1,0 @@
-"""Private helpers of structured output and decisions (see ``openprogram.structured``)."""
