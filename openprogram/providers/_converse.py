@@ -31,9 +31,9 @@ from openprogram.messages import (
     Usage,
     UserMessage,
 )
-from openprogram.providers._base import StreamParser
 from openprogram.providers._eventstream import EventStreamMessage
 from openprogram.providers._http import is_context_length
+from openprogram.providers._http_provider import StreamParser
 from openprogram.providers._reply import ReplyBuilder
 from openprogram.providers._wire import forced_tool_name, load_json, tool_parameters
 from openprogram.providers.base import ProviderEvent, ProviderRequest, ToolSpec

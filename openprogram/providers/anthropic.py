@@ -27,8 +27,8 @@ from openprogram.messages import (
     Usage,
     UserMessage,
 )
-from openprogram.providers._base import Decoder, HttpOptions, HttpProvider, StreamParser
 from openprogram.providers._http import event_error
+from openprogram.providers._http_provider import Decoder, HttpOptions, HttpProvider, StreamParser
 from openprogram.providers._reply import ReplyBuilder
 from openprogram.providers._sse import SSEDecoder, SSEEvent
 from openprogram.providers._wire import (

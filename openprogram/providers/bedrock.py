@@ -30,7 +30,6 @@ import httpx
 
 from openprogram.exceptions import ConfigurationError, LLMError, LLMErrorReason, UserError
 from openprogram.messages import AssistantMessage
-from openprogram.providers._base import Decoder, HttpOptions, HttpProvider, StreamParser
 from openprogram.providers._converse import (
     ERRORS,
     NO_TOOL_INSTRUCTION,
@@ -44,6 +43,7 @@ from openprogram.providers._converse import (
 )
 from openprogram.providers._eventstream import EventStreamDecoder
 from openprogram.providers._http import error_fields, is_context_length, retry_after_s
+from openprogram.providers._http_provider import Decoder, HttpOptions, HttpProvider, StreamParser
 from openprogram.providers._reply import ReplyBuilder
 from openprogram.providers._sigv4 import AwsCredentials, credentials_from_env, sign
 from openprogram.providers._wire import no_seed

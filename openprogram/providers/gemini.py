@@ -39,8 +39,8 @@ from openprogram.messages import (
     Usage,
     UserMessage,
 )
-from openprogram.providers._base import Decoder, HttpProvider, StreamParser
 from openprogram.providers._http import error_fields, event_error, retry_after_s, status_error
+from openprogram.providers._http_provider import Decoder, HttpProvider, StreamParser
 from openprogram.providers._reply import ReplyBuilder
 from openprogram.providers._schema import gemini_schema
 from openprogram.providers._sse import SSEDecoder, SSEEvent

@@ -30,8 +30,8 @@ from openprogram.messages import (
     Usage,
     UserMessage,
 )
-from openprogram.providers._base import Decoder, StreamParser
 from openprogram.providers._http import event_error
+from openprogram.providers._http_provider import Decoder, StreamParser
 from openprogram.providers._reply import ReplyBuilder
 from openprogram.providers._schema import openai_strict
 from openprogram.providers._sse import SSEDecoder, SSEEvent

@@ -17,7 +17,7 @@ import pytest
 
 from openprogram import LLMError, Runtime
 from openprogram.providers import OpenAIProvider
-from openprogram.providers._base import DEFAULT_TOTAL_TIMEOUT_S
+from openprogram.providers._http_provider import DEFAULT_TOTAL_TIMEOUT_S
 from openprogram.providers._sse import MAX_EVENT_CHARS, SSEDecoder
 
 from ._helpers import drive, fail, request

@@ -177,7 +177,7 @@ def test_exec_overrides_the_runtime_and_the_runtime_applies_otherwise(wire: Wire
 
 
 def test_openai_host_uses_max_completion_tokens_by_default() -> None:
-    from openprogram.providers._base import HttpProvider
+    from openprogram.providers._http_provider import HttpProvider
     from openprogram.providers.base import ProviderRequest
 
     def body(provider: HttpProvider) -> dict[str, Any]:
