@@ -1,4 +1,4 @@
-"""A cached thread pool for sync tool bodies.
+"""A cached thread pool for sync code, shared by tools, runtime, decisions, batch and events.
 
 Sync bodies must run off the event loop thread, and a nested sync agentic
 function blocks its thread while its inner loop runs tools of its own. A

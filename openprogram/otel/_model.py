@@ -12,7 +12,6 @@ from typing import Any
 
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
-from openprogram._delivery import defer
 from openprogram.events import (
     Event,
     ProviderError,
@@ -21,6 +20,7 @@ from openprogram.events import (
     ProviderResponseReceived,
     TokensConsumed,
 )
+from openprogram.events._delivery import defer
 from openprogram.otel._attributes import ns, provider_attributes
 from openprogram.otel._state import Run, Spans
 

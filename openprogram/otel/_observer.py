@@ -9,7 +9,6 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
-from openprogram._delivery import defer
 from openprogram.context import get_current_frame
 from openprogram.events import (
     AgentEnd,
@@ -32,6 +31,7 @@ from openprogram.events import (
     ToolInputValidationFailed,
     ToolsResolved,
 )
+from openprogram.events._delivery import defer
 from openprogram.otel import _model, _tools
 from openprogram.otel._attributes import messages, ns, provider_attributes
 from openprogram.otel._state import Run, Spans

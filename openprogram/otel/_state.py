@@ -11,7 +11,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind
 
-from openprogram._delivery import defer
+from openprogram.events._delivery import defer
 from openprogram.otel._attributes import ns
 
 __all__ = ["Call", "Run", "Spans"]

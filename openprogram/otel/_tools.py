@@ -15,7 +15,6 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
-from openprogram._delivery import defer
 from openprogram.events import (
     Event,
     ToolCallCompleted,
@@ -25,6 +24,7 @@ from openprogram.events import (
     ToolCallStarted,
     ToolInputValidationFailed,
 )
+from openprogram.events._delivery import defer
 from openprogram.otel._attributes import as_json, ns
 from openprogram.otel._state import Call, Spans
 

@@ -12,8 +12,8 @@ import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from openprogram._delivery import Delivery, is_inline, use_delivery
 from openprogram.events import Event, ToolsResolved, notify
+from openprogram.events._delivery import Delivery, is_inline, use_delivery
 from openprogram.messages import Message, Usage
 from openprogram.providers.base import Provider
 from openprogram.runtime._options import ExecOptions
@@ -85,7 +85,7 @@ class Emitter:
         self._queued = tuple(o for o in self._observers if not is_inline(o))
         self._sinks: tuple[Sink, ...] = _unique((*sinks, *inherited_sinks))
         self.delivery: Delivery = parent.delivery if parent is not None else Delivery()
-        """The run tree's observer thread (``openprogram._delivery``), shared by nested runs."""
+        """The run tree's observer thread (``events._delivery``), shared by nested runs."""
 
     @property
     def parent_run_id(self) -> str | None:

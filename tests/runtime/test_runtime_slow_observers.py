@@ -1,6 +1,6 @@
 """A slow or stuck observer cannot stall the event loop or hold an exec past its deadline.
 
-Observers run on the run tree's delivery thread (``openprogram._delivery``).
+Observers run on the run tree's delivery thread (``openprogram.events._delivery``).
 The tests block an observer on an event the test releases at the end, and
 check what happened while it was stuck: no timing is measured; a generous
 join only keeps a regression from hanging the suite.

@@ -29,7 +29,14 @@ from typing import TYPE_CHECKING, Any, Concatenate, Generic, cast, overload
 
 from typing_extensions import ParamSpec, TypeVar
 
-from openprogram._decorator_types import (
+from openprogram._keywords import reject_unknown
+from openprogram.context import (
+    AgenticFrame,
+    resolve_runtime,
+    use_current_frame,
+    use_current_runtime,
+)
+from openprogram.decorators._types import (
     AgenticDecorator,
     AgenticOptions,
     OptionalRuntime1,
@@ -39,13 +46,6 @@ from openprogram._decorator_types import (
     OptionalRuntime5,
     ToolDecorator,
     ToolOptions,
-)
-from openprogram._keywords import reject_unknown
-from openprogram.context import (
-    AgenticFrame,
-    resolve_runtime,
-    use_current_frame,
-    use_current_runtime,
 )
 from openprogram.exceptions import SchemaError, UserError
 from openprogram.registry import Registry, default_registry
@@ -78,7 +78,7 @@ _BOOL_KEYS = ("expose", "defer", "parallel_safe", "cache", "register_globally", 
 
 
 # The overloads by arity hide a required trailing ``runtime: Runtime`` from callers (see
-# openprogram._decorator_types for why and in what order); the first match wins.
+# openprogram.decorators._types for why and in what order); the first match wins.
 @overload
 def function(  # type: ignore[overload-overlap]
     fn: OptionalRuntime1[_P, _R], /, **options: Unpack[ToolOptions]
