@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,24 @@ _REFERENCE = re.compile(r"`(openprogram(?:\.\w+)+)")
 _OTEL_SOURCE = "\n".join(
     p.read_text(encoding="utf-8") for p in (ROOT / "openprogram" / "otel").glob("*.py")
 )
+
+
+PACKAGE = Path(openprogram.__file__).resolve().parent
+
+
+def _strays() -> list[str]:
+    """Loaded ``openprogram`` modules whose file is outside the package under test.
+
+    An editable install elsewhere (another checkout) would quietly serve a module
+    this checkout no longer has, and the import would seem to work.
+    """
+    return [
+        f"{name} from {module.__file__}"
+        for name, module in list(sys.modules.items())
+        if name.split(".")[0] == "openprogram"
+        and getattr(module, "__file__", None)
+        and not Path(module.__file__).resolve().is_relative_to(PACKAGE)
+    ]
 
 
 def _text() -> dict[str, str]:
@@ -87,6 +106,7 @@ def test_documented_import_resolves(file: str, module: str, name: str) -> None:
         exec(statement, {})  # the statement a user copies from the page
     except ImportError as error:
         pytest.fail(f"{file}: `{statement}` fails: {error}")
+    assert not _strays(), f"{file}: `{statement}` loads another checkout's modules"
 
 
 @pytest.mark.parametrize(("file", "reference"), _references())
@@ -97,6 +117,7 @@ def test_documented_reference_resolves(file: str, reference: str) -> None:
         _resolve(reference)
     except (ImportError, AttributeError) as error:
         pytest.fail(f"{file}: `{reference}` does not resolve: {error}")
+    assert not _strays(), f"{file}: `{reference}` loads another checkout's modules"
 
 
 @pytest.mark.parametrize("name", openprogram.__all__)
