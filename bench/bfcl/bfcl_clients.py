@@ -13,11 +13,13 @@
   specs and the BFCL messages as they are.
 
 Every client uses the same ``temperature`` (0: greedy) and ``max_tokens``;
-openprogram gets them through ``LocalProvider(extra_body=...)``.
+openprogram gets them as ``exec(temperature=..., max_tokens=...)`` where this
+checkout's ``exec`` has those options, else through ``LocalProvider(extra_body=...)``.
 """
 
 from __future__ import annotations
 
+import inspect
 import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -55,10 +57,16 @@ class OpenProgramClient:
     name = "openprogram"
 
     def __init__(self, *, base_url: str | None, temperature: float, max_tokens: int) -> None:
+        from openprogram import Runtime
         from openprogram.providers.local import LocalProvider
 
-        body = {"temperature": temperature, "max_tokens": max_tokens}
-        self._provider = LocalProvider(base_url=base_url, extra_body=body)
+        sampling = {"temperature": temperature, "max_tokens": max_tokens}
+        # The neutral sampling options of exec (ARCHITECTURE §14) when this checkout has
+        # them; before that, the only way is the provider's extra_body.
+        native = {"temperature", "max_tokens"} <= inspect.signature(Runtime.exec).parameters.keys()
+        self.sampling_via = "exec" if native else "extra_body"
+        self._exec_options: dict[str, Any] = sampling if native else {}
+        self._provider = LocalProvider(base_url=base_url, extra_body=None if native else sampling)
 
     def ask(self, question: Question) -> Outcome:
         from openprogram import Runtime
@@ -71,7 +79,8 @@ class OpenProgramClient:
         runtime = Runtime(provider=self._provider, system=system or None)
         start = time.perf_counter()
         try:
-            runtime.exec(user, tools=tools, max_iterations=1, on_max_iterations="return")
+            runtime.exec(user, tools=tools, max_iterations=1, on_max_iterations="return",
+                         **self._exec_options)
         except OpenProgramError as exc:  # LLMError and kin: counted, scored wrong
             return Outcome(error=f"{type(exc).__name__}: {exc}"[:500],
                            seconds=time.perf_counter() - start)

@@ -156,9 +156,12 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
         )
     ]
     records: list[dict[str, Any]] = []
+    notes: dict[str, str] = {}
     started = time.monotonic()
     for name in args.clients:
         with _client(name, args) as client:
+            if isinstance(client, OpenProgramClient):
+                notes["openprogram_sampling_via"] = client.sampling_via
             for i, q in enumerate(questions, 1):
                 record = _record(q, name, client.ask(q), scorer)
                 records.append(record)
@@ -167,6 +170,7 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
                       f"{record['seconds']:.2f}s {record['error'] or ''}"[:200], file=sys.stderr)
     summary = bfcl_report.summarize(records, args.clients, args.categories)
     settings = {k: v for k, v in vars(args).items() if k not in ("base_url",)}
+    settings.update(notes)
     return {"settings": json.loads(json.dumps(settings, default=str)), "summary": summary,
             "records": records, "wall_seconds": round(time.monotonic() - started, 1)}
 
