@@ -21,6 +21,7 @@ import tempfile
 import time
 from dataclasses import asdict
 from pathlib import Path
+from typing import IO
 
 __all__ = ["RawServer"]
 
@@ -35,7 +36,7 @@ class RawServer:
     def __init__(self, template: str) -> None:
         self._template = template
         self._proc: subprocess.Popen[bytes] | None = None
-        self._log: tempfile._TemporaryFileWrapper[bytes] | None = None
+        self._log: IO[bytes] | None = None
         self.base_url = ""
         self.start_seconds = 0.0
 
