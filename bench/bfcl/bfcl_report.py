@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,9 +15,11 @@ def summarize(records: Sequence[dict[str, Any]], clients: Sequence[str],
     """Per client and category: correct, total, median seconds; per client: errors."""
     cells: dict[str, dict[str, dict[str, Any]]] = {}
     errors: dict[str, int] = {}
+    kinds: dict[str, dict[str, int]] = {}
     for client in clients:
         mine = [r for r in records if r["client"] == client]
         errors[client] = sum(1 for r in mine if r["error"])
+        kinds[client] = dict(Counter(_kind(r["error"]) for r in mine if r["error"]))
         cells[client] = {}
         for category in categories:
             rows = [r for r in mine if r["category"] == category]
@@ -30,7 +33,13 @@ def summarize(records: Sequence[dict[str, Any]], clients: Sequence[str],
                 "median_s": statistics.median(r["seconds"] for r in rows),
                 "errors": sum(1 for r in rows if r["error"]),
             }
-    return {"cells": cells, "errors": errors, "agreement": _agreement(records, clients)}
+    return {"cells": cells, "errors": errors, "error_kinds": kinds,
+            "agreement": _agreement(records, clients)}
+
+
+def _kind(error: str) -> str:
+    """``"LLMError"``, ``"HTTP 500"``, ``"ConnectError"``...: what comes before the colon."""
+    return error.split(":", 1)[0].strip()
 
 
 def _agreement(records: Sequence[dict[str, Any]], clients: Sequence[str]) -> dict[str, int]:
@@ -43,6 +52,13 @@ def _agreement(records: Sequence[dict[str, Any]], clients: Sequence[str]) -> dic
             same = sum(1 for q in shared if by_client[a][q] == by_client[b][q])
             out[f"{a}={b}"] = same
     return out
+
+
+def _errors_cell(summary: dict[str, Any], client: str) -> str:
+    kinds = summary["error_kinds"].get(client) or {}
+    detail = ", ".join(f"{kind} ×{n}" for kind, n in sorted(kinds.items()))
+    total = summary["errors"].get(client, 0)
+    return f"{total} ({detail})" if detail else str(total)
 
 
 def markdown(summary: dict[str, Any], clients: Sequence[str], categories: Sequence[str]) -> str:
@@ -62,7 +78,7 @@ def markdown(summary: dict[str, Any], clients: Sequence[str], categories: Sequen
             score = f"{cell['correct']}/{cell['total']}" if cell["scored"] else "unscored"
             row.append(f"{score} ({cell['median_s']:.2f} s)")
         lines.append(f"| {category} | " + " | ".join(row) + " |")
-    errors = " | ".join(str(summary["errors"].get(c, 0)) for c in clients)
+    errors = " | ".join(_errors_cell(summary, c) for c in clients)
     lines.append(f"| errors (LLMError, HTTP, exceptions) | {errors} |")
     agreement = ", ".join(f"{k}: {v}" for k, v in summary["agreement"].items())
     if agreement:

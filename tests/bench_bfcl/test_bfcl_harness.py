@@ -70,6 +70,9 @@ def test_every_client_gets_each_question_and_its_calls_in_bfcl_format(tmp_path: 
             assert record["answer"] == _expected_answer(reply), (client, qid)
             assert (record["error"] is not None) == ("status" in reply), (client, qid)
     assert result["summary"]["errors"] == {"openprogram": 1, "raw_builtin": 1, "raw_ours": 1}
+    kinds = result["summary"]["error_kinds"]
+    assert kinds["openprogram"] == {"LLMError": 1}
+    assert kinds["raw_ours"] == {"HTTP 500": 1}
     # Same sampling for every client; the raw ones are not streamed and say so.
     assert all(r["temperature"] == 0 for r in requests)
     assert all(r.get("max_tokens", r.get("max_completion_tokens")) == 512 for r in requests)
