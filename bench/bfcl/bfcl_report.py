@@ -43,13 +43,14 @@ def _kind(error: str) -> str:
 
 
 def _agreement(records: Sequence[dict[str, Any]], clients: Sequence[str]) -> dict[str, int]:
-    """How many questions two clients answered with the same decoded calls."""
+    """How many questions two clients answered (no error) with the same decoded calls."""
     by_client = {c: {r["id"]: r["answer"] for r in records if r["client"] == c} for c in clients}
     out: dict[str, int] = {}
     for i, a in enumerate(clients):
         for b in clients[i + 1:]:
             shared = by_client[a].keys() & by_client[b].keys()
-            same = sum(1 for q in shared if by_client[a][q] == by_client[b][q])
+            same = sum(1 for q in shared
+                       if by_client[a][q] is not None and by_client[a][q] == by_client[b][q])
             out[f"{a}={b}"] = same
     return out
 
