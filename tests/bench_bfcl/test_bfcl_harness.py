@@ -24,6 +24,9 @@ import pytest
 
 from bench_bfcl._questions import QUESTIONS, script, write_data
 
+# The harness's clients send real requests to a fake llama.cpp server on 127.0.0.1.
+pytestmark = pytest.mark.model_requests
+
 _REPO = Path(__file__).resolve().parents[2]
 _BFCL = _REPO / "bench" / "bfcl"
 _CLIENTS = "openprogram,raw_builtin,raw_ours"
