@@ -22,7 +22,15 @@ from typing import Any
 from openprogram.messages import AssistantMessage, Message, ThinkingContent, ToolCall
 from openprogram.providers._reply import new_call_id
 
-__all__ = ["Broken", "ParsedCalls", "fresh_calls", "opens_calls", "read_calls", "shape_reply"]
+__all__ = [
+    "Broken",
+    "CallScanner",
+    "ParsedCalls",
+    "fresh_calls",
+    "opens_calls",
+    "read_calls",
+    "shape_reply",
+]
 
 _OPENERS = ("[", "{", "`")
 
@@ -47,6 +55,67 @@ class Broken:
     """A reply that opened calls but is not a list of calls of offered tools."""
 
     why: str
+
+
+class CallScanner:
+    """Finds each call object as soon as its closing brace streams in.
+
+    Lets the provider stop a reply early: this model, decoding greedily, can
+    repeat one call until the limit, and every token costs time on a CPU.
+    """
+
+    def __init__(self) -> None:
+        self._text: list[str] = []
+        self._depth = 0
+        self._level: int | None = None  # depth at which call objects open
+        self._start = 0
+        self._string = False
+        self._escape = False
+        self._pos = 0
+
+    @property
+    def consumed(self) -> int:
+        """How many characters were fed so far."""
+        return self._pos
+
+    def feed(self, text: str) -> list[tuple[str, dict[str, Any]]]:
+        """The calls completed by ``text``, as ``(name, arguments)``; malformed ones skipped."""
+        found: list[tuple[str, dict[str, Any]]] = []
+        for char in text:
+            self._text.append(char)
+            if self._string:
+                if self._escape:
+                    self._escape = False
+                elif char == "\\":
+                    self._escape = True
+                elif char == '"':
+                    self._string = False
+            elif char == '"':
+                self._string = True
+            elif char in "[{":
+                if self._level is None:
+                    self._level = self._depth + (1 if char == "[" else 0)
+                if char == "{" and self._depth == self._level:
+                    self._start = self._pos
+                self._depth += 1
+            elif char in "]}":
+                self._depth -= 1
+                if char == "}" and self._depth == self._level:
+                    found.extend(_one_call("".join(self._text[self._start : self._pos + 1])))
+            self._pos += 1
+        return found
+
+
+def _one_call(text: str) -> list[tuple[str, dict[str, Any]]]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return []
+    if isinstance(value, dict) and isinstance(value.get("name"), str):
+        arguments = value.get("arguments", {})
+        if isinstance(arguments, dict):
+            return [(value["name"], arguments)]
+    return []
 
 
 def _unfence(text: str) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import fields, replace
+from typing import Any
 
 import httpx
 
@@ -19,6 +20,7 @@ from openprogram.messages import AssistantMessage
 from openprogram.providers.base import ProviderEvent, ProviderRequest, ResponseDone, TextDelta
 from openprogram.providers.local._calls import (
     Broken,
+    CallScanner,
     fresh_calls,
     opens_calls,
     read_calls,
@@ -63,23 +65,56 @@ async def shaped(
 ) -> AsyncIterator[ProviderEvent]:
     """The wire's events, with a calls reply turned into ``ToolCall`` blocks (module docstring).
 
+    A streamed calls reply ends early, when its first call repeats one already
+    answered or a call repeats one of the same reply (a greedy loop).
+
     Raises:
-        BrokenReply: The reply opened calls but they could not be read.
+        BrokenReply: The reply opened calls but they could not be read, or repeat old ones.
     """
     held = ""
     calls: bool | None = None if sent.tools and not sent.answer_only else False
+    scanner, seen = CallScanner(), list[tuple[str, dict[str, Any]]]()
     async for event in events:
-        if isinstance(event, TextDelta) and calls is None:
-            held += event.text
-            calls = opens_calls(held)
-            if calls is False:
-                yield TextDelta(held)
-        elif isinstance(event, TextDelta) and calls:
-            continue  # held back: the whole reply is parsed at the end
-        elif isinstance(event, ResponseDone):
+        if isinstance(event, ResponseDone):
             yield ResponseDone(_final(event.message, sent, calls))
-        else:
+        elif not isinstance(event, TextDelta) or calls is False:
             yield event
+        else:
+            held += event.text
+            if calls is None:
+                calls = opens_calls(held)
+                if calls is False:
+                    yield TextDelta(held)
+                    continue
+            if calls and _loops(scanner.feed(held[scanner.consumed :]), seen, sent):
+                message = AssistantMessage((), stop_reason="tool_calls", model=LOCAL_MODEL)
+                yield ResponseDone(shape_reply(message, _checked(seen, sent, message)))
+                return
+
+
+def _loops(
+    new: list[tuple[str, dict[str, Any]]],
+    seen: list[tuple[str, dict[str, Any]]],
+    sent: LocalRequest,
+) -> bool:
+    """Note the calls ``new`` completes; whether the reply should stop here."""
+    for call in new:
+        if call in seen:
+            return True
+        if not seen and not fresh_calls([call], sent.messages, sent.tools):
+            seen.append(call)
+            return True
+        seen.append(call)
+    return False
+
+
+def _checked(
+    calls: list[tuple[str, dict[str, Any]]], sent: LocalRequest, message: AssistantMessage
+) -> list[tuple[str, dict[str, Any]]]:
+    fresh = fresh_calls(calls, sent.messages, sent.tools)
+    if not fresh:
+        raise BrokenReply("it repeats calls already made instead of answering", message)
+    return fresh
 
 
 def _final(message: AssistantMessage, sent: LocalRequest, calls: bool | None) -> AssistantMessage:
@@ -89,10 +124,7 @@ def _final(message: AssistantMessage, sent: LocalRequest, calls: bool | None) ->
     if isinstance(parsed, Broken):
         cut = " (cut at the output limit)" if message.stop_reason == "length" else ""
         raise BrokenReply(parsed.why + cut, message)
-    fresh = fresh_calls(parsed.calls, sent.messages, sent.tools)
-    if not fresh:
-        raise BrokenReply("it repeats calls already made instead of answering", message)
-    return shape_reply(message, fresh)
+    return shape_reply(message, _checked(list(parsed.calls), sent, message))
 
 
 def served_model(base_url: str) -> str | None:

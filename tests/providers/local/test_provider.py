@@ -447,3 +447,43 @@ def test_the_embedded_server_requires_the_extra_at_first_request(
     _hide_the_extra(monkeypatch)
     with pytest.raises(ConfigurationError, match=r"openprogram-ai\[local\]"):
         drive(LocalProvider(), request("hi"))
+
+
+def call_chunks(*pieces: str) -> Reply:
+    deltas = [
+        {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": p}}]}
+        for p in pieces
+    ]
+    end = {
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+    }
+    return Reply(chunks=[sse(role_chunk()), *(sse(d) for d in deltas), sse(end, "[DONE]")])
+
+
+def test_a_streamed_reply_repeating_one_call_stops_at_the_first_repeat(wire: WireServer) -> None:
+    paris = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
+    rome = '{"name": "get_weather", "arguments": {"city": "Rome"}}'
+    # What follows the repeat is never read: reading it would fail to parse.
+    wire.push(call_chunks("```json\n[", paris, ", ", rome, ", ", paris, ", {not json"))
+    run = drive(provider(wire, stream=True), request("Paris and Rome?", tools=(WEATHER,)))
+    assert [c.arguments["city"] for c in run.message.tool_calls] == ["Paris", "Rome"]
+    assert run.message.stop_reason == "tool_calls"
+
+
+def test_a_streamed_call_repeating_an_answered_one_stops_and_asks_for_the_answer(
+    wire: WireServer,
+) -> None:
+    history = (
+        "What's the weather in Paris?",
+        AssistantMessage(
+            (ToolCall(id="c1", name="get_weather", arguments={"city": "Paris"}),),
+            stop_reason="tool_calls",
+        ),
+        ToolResultMessage(call_id="c1", tool_name="get_weather", content="Sunny, 21 C"),
+    )
+    again = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
+    wire.push(call_chunks("[", again, ", ", again, "]"), text_stream("Sunny and 21 C."))
+    run = drive(provider(wire, stream=True), request(*history, tools=(WEATHER,)))
+    assert run.message.text == "Sunny and 21 C."
+    assert "repeats calls already made" in run.retries[0].error.message
