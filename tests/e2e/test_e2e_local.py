@@ -15,9 +15,9 @@ import pytest
 from openprogram import Registry, Runtime, Tool, agentic_function, function
 from openprogram.cli import main
 from openprogram.events import AgentInvoked, ToolCallStarted, ToolsResolved
+from openprogram.providers.local import LocalProvider, ensure_server, local_available
 
 from ..test_readme import clean_registry, tour_source
-from openprogram.providers.local import LocalProvider, ensure_server, local_available
 
 pytestmark = [
     pytest.mark.local_llm,
