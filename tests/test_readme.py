@@ -15,9 +15,11 @@ from typing import Any
 
 import pytest
 
-from openprogram import default_registry, providers
+from openprogram import Runtime, default_registry, providers
+from openprogram.events import AgentInvoked, ToolCallStarted
 from openprogram.messages import ToolResultMessage
 from openprogram.providers.base import ProviderRequest
+from openprogram.providers.local import ensure_server, local_available
 from openprogram.testing import FunctionProvider, call
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -65,3 +67,32 @@ def test_the_readme_tour_runs_as_written(
     assert "Paris: sunny, 21 degrees celsius" in printed  # get_weather's own result
     asked = [[spec["name"] for spec in r.tools] for r in fake.requests]
     assert asked == [["plan_trip"], ["get_weather"], ["get_weather"], ["plan_trip"]]
+
+
+def calls_by_depth(runtime: Runtime) -> list[tuple[str, int]]:
+    """``(tool, depth)`` of every call of the last run, nested ones included, in order."""
+    run = runtime.last_run
+    assert run is not None
+    depth = {e.run_id: e.depth for e in run.events_of(AgentInvoked)}
+    return [(e.tool_name, depth[e.run_id]) for e in run.events_of(ToolCallStarted)]
+
+
+@pytest.mark.local_llm
+@pytest.mark.skipif(not local_available(), reason="needs pip install 'openprogram-ai[local]'")
+@pytest.mark.usefixtures("clean_registry")
+def test_the_readme_tour_plans_the_trip_on_the_embedded_model(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENPROGRAM_MODEL", raising=False)
+    ensure_server()
+    namespace: dict[str, object] = {"__name__": "readme_tour"}
+    exec(compile(tour_source(), str(README), "exec", dont_inherit=True), namespace)
+    answer = capsys.readouterr().out.lower()
+    runtime = namespace["runtime"]
+    assert isinstance(runtime, Runtime)
+    calls = calls_by_depth(runtime)
+    assert calls[0] == ("plan_trip", 1)
+    assert ("get_weather", 2) in calls  # called by plan_trip's own exec
+    assert "paris" in answer
+    assert "sunny" in answer or "21" in answer  # the plan uses the weather it looked up
+    assert len(answer.split()) >= 30  # a plan, not one sentence about the weather

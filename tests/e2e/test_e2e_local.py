@@ -17,8 +17,6 @@ from openprogram.cli import main
 from openprogram.events import AgentInvoked, ToolCallStarted, ToolsResolved
 from openprogram.providers.local import LocalProvider, ensure_server, local_available
 
-from ..test_readme import clean_registry, tour_source
-
 pytestmark = [
     pytest.mark.local_llm,
     pytest.mark.skipif(not local_available(), reason="needs pip install 'openprogram-ai[local]'"),
@@ -173,30 +171,3 @@ def test_the_demo_program_end_to_end(
     assert weather[0][1] == 2  # made by the nested exec
     assert "paris" in str(weather[0][2].get("city", "")).lower()
 
-
-def calls_by_depth(runtime: Runtime) -> list[tuple[str, int]]:
-    """``(tool, depth)`` of every call of the last run, nested ones included, in order."""
-    run = runtime.last_run
-    assert run is not None
-    depth = {e.run_id: e.depth for e in run.events_of(AgentInvoked)}
-    return [(e.tool_name, depth[e.run_id]) for e in run.events_of(ToolCallStarted)]
-
-
-@pytest.mark.usefixtures("clean_registry")
-def test_the_readme_tour_plans_the_trip(
-    local_server: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    namespace: dict[str, object] = {"__name__": "readme_tour"}
-    exec(compile(tour_source(), "README.md", "exec", dont_inherit=True), namespace)
-    answer = capsys.readouterr().out.lower()
-    runtime = namespace["runtime"]
-    assert isinstance(runtime, Runtime)
-    calls = calls_by_depth(runtime)
-    assert calls[0] == ("plan_trip", 1)
-    assert ("get_weather", 2) in calls  # called by plan_trip's own exec
-    assert "paris" in answer
-    assert "sunny" in answer or "21" in answer  # the plan uses the weather it looked up
-    assert len(answer.split()) >= 30  # a plan, not one sentence about the weather
-
-
-__all__ = ["clean_registry"]  # the fixture is imported for its use above
