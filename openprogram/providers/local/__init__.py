@@ -14,20 +14,19 @@ Chat Completions to it through ``OpenAIProvider``::
 What differs from a hosted model, and how it is handled (details and
 measurements in ``docs/local-model.md``):
 
-- A forced tool (``{"type": "function", "name": X}``) is sent as
-  ``"required"`` with only ``X`` offered: llama.cpp ignores the object form.
-- ``"none"`` is sent without the tools: this small model writes call JSON as
-  text when it still sees them.
-- With ``"auto"``, the model may call a tool that does not exist; llama.cpp
-  then fails the request (HTTP 500, or an error event when streaming). By
-  default the provider asks once more without tools, so the model answers in
-  text; the first failure is reported as ``RetryScheduled`` (a
-  ``ProviderError`` event with ``retrying=True``) and logged as a warning.
-  ``invalid_output="raise"`` raises ``LLMError`` instead. Under
-  ``"required"`` llama.cpp constrains the name, so this does not happen there.
-- After a tool result, the shipped chat template asks for a plain-text answer
-  and leaves the function list out, so the model answers instead of calling
-  again (it does not chain calls).
+- The functions go to the shipped chat template (``chat_template_kwargs``),
+  never as ``tools``: the provider reads the calls itself, a JSON list per
+  reply (several calls in one reply), under a grammar built from the tool
+  schemas, so a reply is plain text or calls of offered tools (``_chat``,
+  ``_grammar``, ``_turn``). The list stays on every turn: calls can follow a
+  result.
+- A forced tool is sent as "required" with only that tool offered;
+  ``"none"`` is sent without the functions.
+- A reply that repeats calls already made, or opens calls it cannot finish
+  (cut at the output limit, say), is asked again: with a larger limit, or
+  for a plain answer without the function list. The re-ask is reported as
+  ``RetryScheduled`` (a ``ProviderError`` event with ``retrying=True``) and
+  logged as a warning; ``invalid_output="raise"`` raises ``LLMError``.
 - If the server process died, the provider restarts it once and retries.
 """
 
@@ -163,9 +162,9 @@ class LocalProvider:
         max_retries: HTTP-level retries of retryable failures per call (a local
             server rarely has any; a dead one is restarted instead).
         timeout: Seconds per read, or an ``httpx.Timeout`` (default 600 s).
-        invalid_output: What to do when, under ``tool_choice="auto"``, llama.cpp
-            cannot parse the model's output (it named a tool that does not exist):
-            ``"answer_in_text"`` asks once more without tools; ``"raise"`` raises.
+        invalid_output: What to do when, under ``tool_choice="auto"``, a reply's calls
+            cannot be used (they name a tool not offered, break off, or repeat calls
+            already made): ``"answer_in_text"`` asks again; ``"raise"`` raises.
         extra_body: Extra request fields, e.g. ``{"temperature": 0}``.
 
     Raises:

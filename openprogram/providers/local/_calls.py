@@ -32,15 +32,17 @@ __all__ = [
     "shape_reply",
 ]
 
-_OPENERS = ("[", "{", "`")
-
 
 def opens_calls(text: str) -> bool | None:
-    """Whether a reply starting with ``text`` is calls (``None``: not known yet)."""
+    """Whether a reply starting with ``text`` may be calls (``None``: not known yet).
+
+    ``[`` and a code fence open calls; so may ``{`` (a bare call object), which
+    is also how a JSON answer starts: ``read_calls`` tells them apart at the end.
+    """
     head = text.lstrip()
     if not head:
         return None
-    return head.startswith(_OPENERS)
+    return head.startswith(("[", "{", "`"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,9 +146,18 @@ def _objects(body: str) -> list[Any] | str:
     return values
 
 
-def read_calls(text: str, offered: Collection[str]) -> ParsedCalls | Broken:
-    """Parse a calls reply; every call must name an offered tool and carry an object."""
-    values = _objects(_unfence(text))
+def read_calls(text: str, offered: Collection[str]) -> ParsedCalls | Broken | None:
+    """Parse a calls reply; every call must name an offered tool and carry an object.
+
+    Returns ``None`` for a reply that starts with ``{`` but is not call objects
+    (a JSON answer, or a decision's ``{"call": ...}`` pick): it is text.
+    """
+    body = _unfence(text)
+    values = _objects(body)
+    if text.lstrip().startswith("{") and (
+        isinstance(values, str) or not all(isinstance(v, dict) and "name" in v for v in values)
+    ):
+        return None
     if isinstance(values, str):
         return Broken(values)
     calls: list[tuple[str, dict[str, Any]]] = []

@@ -6,7 +6,9 @@ llama.cpp constrains sampling with a GBNF grammar sent in the request's
 - **calls**: a JSON list of ``{"name": ..., "arguments": {...}}`` objects (one
   object alone is accepted too), where ``name`` is one of the offered tools and
   ``arguments`` follows that tool's JSON Schema; the reply ends after the list;
-- **text**: anything that does not start with ``[``, ``{`` or a code fence.
+- **text**: anything that does not start with ``[`` or a code fence (a reply
+  starting with ``{`` is text to the grammar, so that a JSON answer stays
+  possible; the provider reads it as calls if it is calls).
 
 So a reply can no longer name a tool that does not exist or break the call
 format: the first character decides, and from then on only well-formed output
@@ -38,10 +40,10 @@ null ::= "null"
 value ::= object | array | string | number | boolean | null
 object ::= "{" ws (string ws ":" ws value ws ("," ws string ws ":" ws value ws)*)? "}"
 array ::= "[" ws (value ws ("," ws value ws)*)? "]"
-text ::= [^\[{`\x00-\x20] [^\x00]*
+text ::= [^\[`\x00-\x20] [^\x00]*
 """
 
-ANSWER_GRAMMAR = "root ::= text\ntext ::= [^\\[{`\\x00-\\x20] [^\\x00]*\n"
+ANSWER_GRAMMAR = "root ::= text\ntext ::= [^\\[`\\x00-\\x20] [^\\x00]*\n"
 """A plain answer only: it cannot open a call."""
 
 
@@ -139,6 +141,8 @@ def calls_grammar(tools: Sequence[Mapping[str, Any]], *, text: bool) -> str:
     lines = f'{call} ("\\n" {call}){{0,{_MAX_CALLS - 1}}}'
     calls = builder.rule(f"{listed} | {lines}")
     fenced = f'"```" "json"? "\\n" {calls} "\\n```"'
-    root = f"root ::= {calls} | {fenced}" + (" | text" if text else "")
+    # With text allowed, a reply starting with "{" is text to the grammar (a decision's
+    # {"call": ...} pick, say); the provider still reads it as calls if it is calls.
+    root = f"root ::= {listed} | {fenced}{' | text' if text else f' | {lines}'}"
     rules = "\n".join(f"{name} ::= {body}" for name, body in builder.rules.items())
     return f"{root}\n{rules}{_BASE}"

@@ -72,11 +72,15 @@ async def shaped(
         BrokenReply: The reply opened calls but they could not be read, or repeat old ones.
     """
     held = ""
-    calls: bool | None = None if sent.tools and not sent.answer_only else False
+    may_call = sent.tools and not sent.answer_only and sent.response_format is None
+    calls: bool | None = None if may_call else False
     scanner, seen = CallScanner(), list[tuple[str, dict[str, Any]]]()
     async for event in events:
         if isinstance(event, ResponseDone):
-            yield ResponseDone(_final(event.message, sent, calls))
+            final = _final(event.message, sent, calls)
+            if calls and held and not final.tool_calls:
+                yield TextDelta(held)  # it began like a call but is a JSON answer
+            yield ResponseDone(final)
         elif not isinstance(event, TextDelta) or calls is False:
             yield event
         else:
@@ -121,6 +125,8 @@ def _final(message: AssistantMessage, sent: LocalRequest, calls: bool | None) ->
     if message.tool_calls or not (calls or (calls is None and opens_calls(message.text))):
         return message
     parsed = read_calls(message.text, {str(spec.get("name")) for spec in sent.tools})
+    if parsed is None:
+        return message
     if isinstance(parsed, Broken):
         cut = " (cut at the output limit)" if message.stop_reason == "length" else ""
         raise BrokenReply(parsed.why + cut, message)

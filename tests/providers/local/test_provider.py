@@ -487,3 +487,15 @@ def test_a_streamed_call_repeating_an_answered_one_stops_and_asks_for_the_answer
     run = drive(provider(wire, stream=True), request(*history, tools=(WEATHER,)))
     assert run.message.text == "Sunny and 21 C."
     assert "repeats calls already made" in run.retries[0].error.message
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "json"])
+def test_a_json_answer_that_is_not_calls_is_text(wire: WireServer, stream: bool) -> None:
+    pick = '{"call": "refund", "args": {"order_id": "A-1001"}}'
+    wire.push(text_stream(pick) if stream else Reply(body=completion(pick)))
+    run = drive(provider(wire, stream=stream), request("route it", tools=(WEATHER,)))
+    assert run.message.tool_calls == []
+    assert run.message.text == pick
+    if stream:
+        assert run.text == pick
+    assert "| text" in wire.requests[0].json["grammar"].splitlines()[0]
