@@ -38,6 +38,7 @@ number ::= integer ("." [0-9]{1,16})? ([eE] [-+]? [0-9]{1,3})?
 boolean ::= "true" | "false"
 null ::= "null"
 value ::= object | array | string | number | boolean | null
+empty ::= "{" ws "}"
 object ::= "{" ws (string ws ":" ws value ws ("," ws string ws ":" ws value ws)*)? "}"
 array ::= "[" ws (value ws ("," ws value ws)*)? "]"
 text ::= [^\[`\x00-\x20] [^\x00]*
@@ -97,7 +98,8 @@ class _Builder:
     def _object(self, schema: Mapping[str, Any]) -> str:
         props: Mapping[str, Any] = schema.get("properties") or {}
         if not props:
-            return "object"
+            # No arguments: an empty object (the model otherwise echoes the schema itself).
+            return "object" if schema.get("additionalProperties") not in (False, None) else "empty"
         required = [p for p in props if p in set(schema.get("required") or ())]
         optional = [p for p in props if p not in required]
         pairs = {p: f'{_literal(p)} ws ":" ws {self.schema(props[p])} ws' for p in props}
