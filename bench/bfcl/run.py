@@ -82,8 +82,8 @@ def json_schema(schema: Any) -> Any:
         return [json_schema(s) for s in schema]
     if not isinstance(schema, Mapping):
         return schema
-    out = {k: json_schema(v) for k, v in schema.items() if k != "type"}
-    if "type" in schema:
+    out = {k: json_schema(v) for k, v in schema.items() if k not in ("type", "properties")}
+    if isinstance(schema.get("type"), str):
         kind = _TYPES.get(schema["type"], schema["type"])
         if kind is not None:
             out["type"] = kind
