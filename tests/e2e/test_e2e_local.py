@@ -170,3 +170,44 @@ def test_the_demo_program_end_to_end(
     assert weather, f"no weather call in {calls}"
     assert weather[0][1] == 2  # made by the nested exec
     assert "paris" in str(weather[0][2].get("city", "")).lower()
+
+
+def test_a_two_step_chain_looks_up_then_acts(runtime: Runtime) -> None:
+    done: list[tuple[str, str]] = []
+
+    @function(register_globally=False)
+    def lookup_order(order_id: str) -> str:
+        """Look up an order's status.
+
+        Args:
+            order_id: Order id like "A-1001".
+        """
+        done.append(("lookup_order", order_id))
+        return "paid twice on 2026-11-02"
+
+    @function(register_globally=False)
+    def refund_order(order_id: str, reason: str) -> str:
+        """Refund an order.
+
+        Args:
+            order_id: The order to refund.
+            reason: One sentence for the customer.
+        """
+        done.append(("refund_order", order_id))
+        return f"refund issued for {order_id}"
+
+    runtime.exec(
+        "Order A-1001: I was charged twice! Look the order up, then refund it if it was "
+        "paid twice.",
+        tools=[lookup_order, refund_order],
+        max_iterations=5,
+    )
+    assert [name for name, _ in done[:2]] == ["lookup_order", "refund_order"]
+    assert all(order.upper() == "A-1001" for _, order in done)
+    run = runtime.last_run
+    assert run is not None
+    # two model calls, the second after the lookup's result: a chained call
+    assert [e.tool_name for e in run.events_of(ToolCallStarted)][:2] == [
+        "lookup_order",
+        "refund_order",
+    ]

@@ -14,20 +14,19 @@ Chat Completions to it through ``OpenAIProvider``::
 What differs from a hosted model, and how it is handled (details and
 measurements in ``docs/local-model.md``):
 
-- A forced tool (``{"type": "function", "name": X}``) is sent as
-  ``"required"`` with only ``X`` offered: llama.cpp ignores the object form.
-- ``"none"`` is sent without the tools: this small model writes call JSON as
-  text when it still sees them.
-- With ``"auto"``, the model may call a tool that does not exist; llama.cpp
-  then fails the request (HTTP 500, or an error event when streaming). By
-  default the provider asks once more without tools, so the model answers in
-  text; the first failure is reported as ``RetryScheduled`` (a
-  ``ProviderError`` event with ``retrying=True``) and logged as a warning.
-  ``invalid_output="raise"`` raises ``LLMError`` instead. Under
-  ``"required"`` llama.cpp constrains the name, so this does not happen there.
-- After a tool result, the shipped chat template asks for a plain-text answer
-  and leaves the function list out, so the model answers instead of calling
-  again (it does not chain calls).
+- The functions go to the shipped chat template (``chat_template_kwargs``),
+  never as ``tools``: the provider reads the calls itself, a JSON list per
+  reply (several calls in one reply), under a grammar built from the tool
+  schemas, so a reply is plain text or calls of offered tools (``_chat``,
+  ``_grammar``, ``_turn``). The list stays on every turn: calls can follow a
+  result.
+- A forced tool is sent as "required" with only that tool offered;
+  ``"none"`` is sent without the functions.
+- A reply that repeats calls already made, or opens calls it cannot finish
+  (cut at the output limit, say), is asked again: with a larger limit, or
+  for a plain answer without the function list. The re-ask is reported as
+  ``RetryScheduled`` (a ``ProviderError`` event with ``retrying=True``) and
+  logged as a warning; ``invalid_output="raise"`` raises ``LLMError``.
 - If the server process died, the provider restarts it once and retries.
 """
 
@@ -55,9 +54,16 @@ from openprogram.providers.base import (
     ThinkingDelta,
     ToolCallDelta,
 )
+from openprogram.providers.local._chat import INVALID_OUTPUT, LocalRequest, LocalWire
 from openprogram.providers.local._server import LOCAL_MODEL, default_supervisor
+from openprogram.providers.local._turn import (
+    BrokenReply,
+    local_request,
+    reask,
+    served_model,
+    shaped,
+)
 from openprogram.providers.local._weights import INSTALL_HINT, missing_packages
-from openprogram.providers.openai import OpenAIProvider
 
 __all__ = [
     "LOCAL_MODEL",
@@ -75,8 +81,8 @@ _EMBEDDED = (
     "the embedded local model, which would have been started (it is also what Runtime() "
     "uses when no provider is configured)"
 )
-# llama.cpp: "The model produced output that does not match the expected <parser> format".
-_INVALID_OUTPUT = "produced output that does not match the expected"
+_MAX_REASKS = 2
+"""Re-asks of one call: a cut reply with a larger limit, then for a plain answer."""
 
 
 def _missing() -> list[str]:
@@ -145,17 +151,7 @@ def adapt_request(request: ProviderRequest) -> ProviderRequest:
 def is_invalid_output(err: LLMError) -> bool:
     """Whether llama.cpp failed the request because it could not parse the model's output."""
     text = f"{err.provider_message or ''} {err.message}"
-    return _INVALID_OUTPUT in text
-
-
-class _LocalWire(OpenAIProvider):
-    """Chat Completions to the local server; its unparseable-output 500 is not retried blindly."""
-
-    def _classify(self, status: int, headers: httpx.Headers, body: bytes) -> LLMError:
-        err = super()._classify(status, headers, body)
-        if _INVALID_OUTPUT in (err.provider_message or ""):
-            err.retryable = False  # the same prompt mostly fails the same way; see LocalProvider
-        return err
+    return INVALID_OUTPUT in text
 
 
 class LocalProvider:
@@ -171,9 +167,9 @@ class LocalProvider:
         max_retries: HTTP-level retries of retryable failures per call (a local
             server rarely has any; a dead one is restarted instead).
         timeout: Seconds per read, or an ``httpx.Timeout`` (default 600 s).
-        invalid_output: What to do when, under ``tool_choice="auto"``, llama.cpp
-            cannot parse the model's output (it named a tool that does not exist):
-            ``"answer_in_text"`` asks once more without tools; ``"raise"`` raises.
+        invalid_output: What to do when, under ``tool_choice="auto"``, a reply's calls
+            cannot be used (they name a tool not offered, break off, or repeat calls
+            already made): ``"answer_in_text"`` asks again; ``"raise"`` raises.
         extra_body: Extra request fields, e.g. ``{"temperature": 0}``.
 
     Raises:
@@ -204,7 +200,8 @@ class LocalProvider:
         self._timeout = timeout
         self._extra_body = extra_body
         self._invalid_output = invalid_output
-        self._wire: _LocalWire | None = None
+        self._wire: LocalWire | None = None
+        self._served: str | None = None
 
     @property
     def name(self) -> str:
@@ -246,44 +243,60 @@ class LocalProvider:
         """
         check_model_request(self.name, self._external_url or _EMBEDDED)
         _check_model(request.model)
-        sent = adapt_request(request)
-        sent = replace(sent, model=LOCAL_MODEL)
+        sent = local_request(adapt_request(request))
         state = _Attempts()
-        recovered = False
+        recovered = 0
         while True:
             wire = await self._wire_for(restart=state.restart)
             try:
                 # aclosing: a caller that stops early must not leave the HTTP response open.
                 async with aclosing(state.run(wire, sent)) as events:
-                    async for event in events:
+                    async for event in shaped(events, sent):
                         yield event
                 return
+            except BrokenReply as broken:
+                error = self._broken_error(broken, sent, wire)
+                retry = None if recovered >= _MAX_REASKS else reask(broken, sent, wire.max_tokens)
+                if retry is None or self._invalid_output == "raise":
+                    raise error from None
+                sent, recovered = retry, recovered + 1
+                _log.warning("%s; asking again", error.message)
+                yield RetryScheduled(attempt=state.sent, delay_s=0.0, error=error)
             except LLMError as err:
-                retry = None if recovered or state.delivered else self._recovery(err, sent)
-                if retry is None:
-                    raise self._explained(err, sent) from err.__cause__
-                sent, state.restart = retry
-                recovered = True
+                again = None if recovered or state.delivered else self._recovery(err, sent)
+                if again is None:
+                    raise await self._explained(err, sent) from err.__cause__
+                sent, state.restart = again
+                recovered += 1
                 yield RetryScheduled(attempt=state.sent, delay_s=0.0, error=err)
 
-    def _recovery(
-        self, err: LLMError, sent: ProviderRequest
-    ) -> tuple[ProviderRequest, bool] | None:
+    def _recovery(self, err: LLMError, sent: LocalRequest) -> tuple[LocalRequest, bool] | None:
         """The request to try once more and whether to restart the server first, or ``None``."""
         if is_invalid_output(err) and sent.tools and sent.tool_choice == "auto":
+            # Only a server that parses calls itself (tools sent as `tools`) fails this way.
             if self._invalid_output == "raise":
                 return None
             _log.warning(
                 "the local model wrote a call llama.cpp could not parse (a tool that does not "
-                "exist?); asking once more without tools, for a text answer"
+                "exist?); asking once more for a text answer"
             )
-            return replace(sent, tools=()), False
+            return replace(sent, answer_only=True), False
         if err.reason == "transport" and self._external_url is None:
             _log.warning("the local model server is unreachable; restarting it and retrying once")
             return sent, True
         return None
 
-    def _explained(self, err: LLMError, sent: ProviderRequest) -> LLMError:
+    def _broken_error(self, broken: BrokenReply, sent: LocalRequest, wire: LocalWire) -> LLMError:
+        return LLMError(
+            "the local model's reply was not usable "
+            f"(tool_choice={sent.tool_choice!r}): {broken.why}",
+            reason="server",
+            provider=self.name,
+            model=broken.message.model or self._served or LOCAL_MODEL,
+            retryable=False,
+        )
+
+    async def _explained(self, err: LLMError, sent: ProviderRequest) -> LLMError:
         if is_invalid_output(err):
             set_message(
                 err,
@@ -291,15 +304,22 @@ class LocalProvider:
                 f"tool (tool_choice={sent.tool_choice!r}); llama.cpp said: {err.message}",
             )
         err.provider = err.provider or self.name
-        err.model = err.model or LOCAL_MODEL
+        if not err.model or err.model == LOCAL_MODEL:
+            err.model = await self._served_model()
         return err
 
-    async def _wire_for(self, *, restart: bool) -> _LocalWire:
+    async def _served_model(self) -> str:
+        """The model id the server reports (``GET /v1/models``), else the embedded one's."""
+        if self._served is None and self._wire is not None and self._external_url is not None:
+            self._served = await asyncio.to_thread(served_model, self._wire.base_url)
+        return self._served or LOCAL_MODEL
+
+    async def _wire_for(self, *, restart: bool) -> LocalWire:
         url = self._external_url
         if url is None:
             url = await asyncio.to_thread(_embedded_url, restart)
         if self._wire is None or self._wire.base_url != url:
-            self._wire = _LocalWire(
+            self._wire = LocalWire(
                 model=LOCAL_MODEL,
                 api_key=self._api_key,
                 base_url=url,
@@ -307,7 +327,6 @@ class LocalProvider:
                 stream=self._stream,
                 max_retries=self._max_retries,
                 timeout=self._timeout,
-                api_key_env=None,
                 extra_body=self._extra_body,
                 name=self.name,
             )
@@ -323,7 +342,7 @@ class _Attempts:
         self.restart = False
 
     async def run(
-        self, wire: _LocalWire, request: ProviderRequest
+        self, wire: LocalWire, request: ProviderRequest
     ) -> AsyncGenerator[ProviderEvent, None]:
         events = wire.stream(request)  # an async generator, though typed as an iterator
         try:

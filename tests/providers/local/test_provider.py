@@ -90,11 +90,42 @@ def provider(wire: WireServer, **options: Any) -> LocalProvider:
     return LocalProvider(base_url=f"{wire.url}/v1", **options)
 
 
-# -- request rewriting ---------------------------------------------------------------------
+# -- what is sent ---------------------------------------------------------------------------
 
 
-def test_a_forced_tool_is_sent_as_required_with_only_that_tool(wire: WireServer) -> None:
-    wire.push(Reply(body=completion(call=("add", '{"a": 1, "b": 2}'))))
+def names(body: dict[str, Any]) -> list[str]:
+    return [f["name"] for f in body["chat_template_kwargs"]["functions"]]
+
+
+def test_tools_go_to_the_template_with_a_grammar_not_to_the_server_parser(
+    wire: WireServer,
+) -> None:
+    wire.push(Reply(body=completion("fine")))
+    drive(provider(wire), request("weather?", tools=(WEATHER, ADD)))
+    body = wire.requests[0].json
+    assert "tools" not in body  # llama.cpp would parse calls itself and 500 on a bad one
+    assert "tool_choice" not in body
+    assert names(body) == ["get_weather", "add"]
+    assert body["chat_template_kwargs"]["functions"][0]["parameters"]["required"] == ["city"]
+    grammar = body["grammar"]
+    assert grammar.startswith("root ::= ")
+    assert grammar.splitlines()[0].endswith("| text")
+    assert '"\\"get_weather\\""' in grammar
+    assert '"\\"add\\""' in grammar
+    assert body["cache_prompt"] is True
+    assert body["model"] == LOCAL_MODEL
+
+
+def test_required_allows_calls_only(wire: WireServer) -> None:
+    wire.push(Reply(body=completion('[{"name": "add", "arguments": {"a": 1, "b": 2}}]')))
+    drive(provider(wire), request("x", tools=(WEATHER, ADD), tool_choice="required"))
+    body = wire.requests[0].json
+    assert "| text" not in body["grammar"].splitlines()[0]
+    assert names(body) == ["get_weather", "add"]
+
+
+def test_a_forced_tool_is_the_only_one_offered_and_must_be_called(wire: WireServer) -> None:
+    wire.push(Reply(body=completion('[{"name": "add", "arguments": {"a": 1, "b": 2}}]')))
     run = drive(
         provider(wire),
         request(
@@ -102,10 +133,10 @@ def test_a_forced_tool_is_sent_as_required_with_only_that_tool(wire: WireServer)
         ),
     )
     body = wire.requests[0].json
-    assert body["tool_choice"] == "required"
-    assert [t["function"]["name"] for t in body["tools"]] == ["add"]
-    assert body["model"] == LOCAL_MODEL
-    assert run.message.tool_calls[0].name == "add"
+    assert names(body) == ["add"]
+    assert "| text" not in body["grammar"].splitlines()[0]
+    (call,) = run.message.tool_calls
+    assert (call.name, call.arguments) == ("add", {"a": 1, "b": 2})
 
 
 def test_none_is_sent_without_tools(wire: WireServer) -> None:
@@ -113,16 +144,8 @@ def test_none_is_sent_without_tools(wire: WireServer) -> None:
     drive(provider(wire), request("weather?", tools=(WEATHER,), tool_choice="none"))
     body = wire.requests[0].json
     assert "tools" not in body
-    assert "tool_choice" not in body
-
-
-@pytest.mark.parametrize("choice", ["auto", "required"])
-def test_auto_and_required_pass_through(wire: WireServer, choice: str) -> None:
-    wire.push(Reply(body=completion(call=("get_weather", '{"city": "Paris"}'))))
-    drive(provider(wire), request("weather?", tools=(WEATHER, ADD), tool_choice=choice))
-    body = wire.requests[0].json
-    assert body["tool_choice"] == choice
-    assert len(body["tools"]) == 2
+    assert "chat_template_kwargs" not in body
+    assert "grammar" not in body
 
 
 def test_forcing_a_tool_that_is_not_offered_is_a_user_error() -> None:
@@ -146,64 +169,176 @@ def test_history_with_tool_calls_and_results_is_sent_in_chat_form(wire: WireServ
     assert run.message.text == "It is sunny in Paris."
 
 
-# -- output llama.cpp cannot parse ---------------------------------------------------------
+def test_llama_cpp_cache_hits_become_cached_tokens(wire: WireServer) -> None:
+    body = completion("hi")
+    body["timings"] = {"cache_n": 8, "prompt_n": 2}
+    last = {
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11},
+        "timings": {"cache_n": 7, "prompt_n": 3},
+    }
+    wire.push(Reply(body=body), Reply(chunks=[sse(role_chunk(), last, "[DONE]")]))
+    assert drive(provider(wire), request("hi")).message.usage.cached_tokens == 8
+    streamed = drive(provider(wire, stream=True), request("hi")).message.usage
+    assert (streamed.input_tokens, streamed.cached_tokens) == (10, 7)
 
 
-def test_unparseable_output_under_auto_is_asked_again_without_tools(wire: WireServer) -> None:
+# -- reading calls ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[{"name": "get_weather", "arguments": {"city": "Paris"}}, '
+        '{"name": "get_weather", "arguments": {"city": "Rome"}}]',
+        '{"name": "get_weather", "arguments": {"city": "Paris"}}\n'
+        '{"name": "get_weather", "arguments": {"city": "Rome"}}',
+        '```json\n[\n  {"name": "get_weather", "arguments": {"city": "Paris"}},\n'
+        '  {"name": "get_weather", "arguments": {"city": "Rome"}}\n]\n```',
+    ],
+    ids=["list", "lines", "fenced"],
+)
+def test_several_calls_in_one_reply_become_tool_calls(wire: WireServer, text: str) -> None:
+    wire.push(Reply(body=completion(text)))
+    message = drive(provider(wire), request("Paris and Rome?", tools=(WEATHER,))).message
+    assert [(c.name, dict(c.arguments)) for c in message.tool_calls] == [
+        ("get_weather", {"city": "Paris"}),
+        ("get_weather", {"city": "Rome"}),
+    ]
+    assert message.text == ""
+    assert message.stop_reason == "tool_calls"
+    assert len({c.id for c in message.tool_calls}) == 2
+
+
+def test_a_call_repeated_in_one_reply_runs_once(wire: WireServer) -> None:
+    call = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
+    wire.push(Reply(body=completion(f"[{call}, {call}, {call}]")))
+    message = drive(provider(wire), request("Paris?", tools=(WEATHER,))).message
+    assert len(message.tool_calls) == 1
+
+
+def test_a_streamed_call_is_never_streamed_as_text(wire: WireServer) -> None:
+    wire.push(text_stream('[{"name": "add", "arguments": {"a": 1, "b": 2}}]'))
+    run = drive(provider(wire, stream=True), request("1+2", tools=(ADD,)))
+    assert run.text == ""
+    assert [c.name for c in run.message.tool_calls] == ["add"]
+
+
+def test_a_streamed_answer_is_streamed(wire: WireServer) -> None:
+    wire.push(text_stream("It is sunny."))
+    run = drive(provider(wire, stream=True), request("weather?", tools=(WEATHER,)))
+    assert run.text == "It is sunny."
+    assert kinds(run.events).count("TextDelta") >= 1
+    assert run.message.tool_calls == []
+
+
+# -- replies that cannot be used -------------------------------------------------------------
+
+
+def test_a_call_of_a_tool_not_offered_is_asked_again_for_an_answer(wire: WireServer) -> None:
+    wire.push(
+        text_stream('[{"name": "cat_joke", "arguments": {}}]'),
+        text_stream("Why did the cat sit on the laptop?"),
+    )
+    run = drive(provider(wire, stream=True), request("tell a joke", tools=(WEATHER, ADD)))
+    assert run.message.text == "Why did the cat sit on the laptop?"
+    assert run.message.tool_calls == []
+    second = wire.requests[1].json
+    assert "chat_template_kwargs" not in second  # no function list: the model answers
+    assert second["grammar"].startswith("root ::= text")
+    assert kinds(run.events)[:3] == ["RequestSent", "RetryScheduled", "RequestSent"]
+    (retry,) = run.retries
+    assert "'cat_joke' is not an offered function" in retry.error.message
+
+
+def test_the_re_ask_is_logged(wire: WireServer, caplog: pytest.LogCaptureFixture) -> None:
+    wire.push(Reply(body=completion("[not json")), Reply(body=completion("ok")))
+    with caplog.at_level("WARNING", logger="openprogram.providers.local"):
+        drive(provider(wire), request("joke", tools=(WEATHER,)))
+    assert "not valid JSON" in caplog.text
+    assert "asking again" in caplog.text
+
+
+def test_invalid_output_raise_policy_raises_a_clear_error(wire: WireServer) -> None:
+    wire.push(Reply(body=completion('[{"name": "cat_joke", "arguments": {}}]')))
+    run = fail(provider(wire, invalid_output="raise"), request("joke", tools=(WEATHER,)))
+    err = run.failure
+    assert len(wire.requests) == 1
+    assert err.retryable is False
+    assert err.provider == "local"
+    assert "'cat_joke' is not an offered function" in err.message
+    assert "tool_choice='auto'" in err.message
+
+
+def test_a_forced_call_that_breaks_is_an_error_not_an_answer(wire: WireServer) -> None:
+    wire.push(Reply(body=completion("[oops")), Reply(body=completion("unused")))
+    run = fail(provider(wire), request("x", tools=(ADD,), tool_choice="required"))
+    assert len(wire.requests) == 1
+    assert "tool_choice='required'" in run.failure.message
+
+
+def test_a_call_cut_at_the_token_limit_is_asked_again_with_room(wire: WireServer) -> None:
+    cut = completion('[{"name": "get_weather", "arguments": {"ci')
+    cut["choices"][0]["finish_reason"] = "length"
+    whole = '[{"name": "get_weather", "arguments": {"city": "Paris"}}]'
+    wire.push(Reply(body=cut), Reply(body=completion(whole)))
+    run = drive(provider(wire, extra_body={"max_tokens": 16}), request("Paris?", tools=(WEATHER,)))
+    assert [c.name for c in run.message.tool_calls] == ["get_weather"]
+    assert wire.requests[0].json["max_tokens"] == 16
+    assert wire.requests[1].json["max_tokens"] == 64
+    assert "cut at the output limit" in run.retries[0].error.message
+
+
+def test_a_call_repeating_an_answered_one_is_asked_again_for_an_answer(wire: WireServer) -> None:
+    history = (
+        "What's the weather in Paris?",
+        AssistantMessage(
+            (ToolCall(id="c1", name="get_weather", arguments={"city": "Paris"}),),
+            stop_reason="tool_calls",
+        ),
+        ToolResultMessage(call_id="c1", tool_name="get_weather", content="Sunny, 21 C"),
+    )
+    again = '[{"name": "get_weather", "arguments": {"city": "Paris", "units": "celsius"}}]'
+    wire.push(Reply(body=completion(again)), Reply(body=completion("Sunny and 21 C.")))
+    run = drive(provider(wire), request(*history, tools=(WEATHER,)))
+    assert run.message.text == "Sunny and 21 C."
+    assert "repeats calls already made" in run.retries[0].error.message
+    assert "chat_template_kwargs" not in wire.requests[1].json
+
+
+def test_a_call_after_a_result_with_new_arguments_runs(wire: WireServer) -> None:
+    history = (
+        "Weather in Paris, then Rome?",
+        AssistantMessage(
+            (ToolCall(id="c1", name="get_weather", arguments={"city": "Paris"}),),
+            stop_reason="tool_calls",
+        ),
+        ToolResultMessage(call_id="c1", tool_name="get_weather", content="Sunny, 21 C"),
+    )
+    wire.push(Reply(body=completion('[{"name": "get_weather", "arguments": {"city": "Rome"}}]')))
+    run = drive(provider(wire), request(*history, tools=(WEATHER,)))
+    assert [dict(c.arguments) for c in run.message.tool_calls] == [{"city": "Rome"}]
+    assert names(wire.requests[0].json) == ["get_weather"]  # the list stays after a result
+
+
+def test_a_server_parsing_calls_itself_still_gets_one_re_ask(wire: WireServer) -> None:
     wire.push(Reply(500, INVALID), Reply(body=completion("Why did the cat sit on the laptop?")))
     run = drive(provider(wire, max_retries=3), request("tell a joke", tools=(WEATHER, ADD)))
     assert run.message.text == "Why did the cat sit on the laptop?"
     assert len(wire.requests) == 2
-    assert "tools" in wire.requests[0].json
-    assert "tools" not in wire.requests[1].json
-    assert kinds(run.events)[:3] == ["RequestSent", "RetryScheduled", "RequestSent"]
-    assert [a.attempt for a in run.attempts] == [1, 2]
-    (retry,) = run.retries
-    assert is_invalid_output(retry.error)
-    assert retry.error.http_status == 500
+    assert is_invalid_output(run.retries[0].error)
 
 
-def test_unparseable_output_in_a_stream_is_asked_again_too(wire: WireServer) -> None:
-    wire.push(Reply(chunks=[sse(role_chunk(), INVALID)]), text_stream("Bonjour."))
-    run = drive(provider(wire, stream=True), request("translate", tools=(WEATHER,)))
-    assert run.message.text == "Bonjour."
-    assert len(wire.requests) == 2
-    assert "tools" not in wire.requests[1].json
-    assert len(run.retries) == 1
-
-
-def test_the_fallback_is_logged(wire: WireServer, caplog: pytest.LogCaptureFixture) -> None:
-    wire.push(Reply(500, INVALID), Reply(body=completion("ok")))
-    with caplog.at_level("WARNING", logger="openprogram.providers.local"):
-        drive(provider(wire), request("joke", tools=(WEATHER,)))
-    assert "asking once more without tools" in caplog.text
-
-
-def test_invalid_output_raise_policy_raises_a_clear_error(wire: WireServer) -> None:
-    wire.push(Reply(500, INVALID))
-    run = fail(provider(wire, invalid_output="raise"), request("joke", tools=(WEATHER,)))
-    err = run.failure
-    assert len(wire.requests) == 1
-    assert err.http_status == 500
-    assert err.retryable is False
-    assert err.provider == "local"
-    assert "could not be parsed as text or as a call of an offered tool" in err.message
-    assert "tool_choice='auto'" in err.message
-    assert is_invalid_output(err)
-
-
-def test_unparseable_output_under_required_is_not_retried(wire: WireServer) -> None:
-    wire.push(Reply(500, INVALID), Reply(500, INVALID), Reply(body=completion("unused")))
-    run = fail(provider(wire, max_retries=3), request("x", tools=(ADD,), tool_choice="required"))
-    assert len(wire.requests) == 1  # the 500 is marked non-retryable: no blind repeats
-    assert "tool_choice='required'" in run.failure.message
-
-
-def test_the_fallback_happens_once(wire: WireServer) -> None:
-    wire.push(Reply(500, INVALID), Reply(500, INVALID), Reply(body=completion("unused")))
+def test_errors_name_the_model_the_server_runs(wire: WireServer) -> None:
+    wire.push(
+        Reply(500, INVALID),
+        Reply(500, INVALID),
+        Reply(body={"object": "list", "data": [{"id": "qwen2.5-coder-1.5b", "object": "model"}]}),
+    )
     run = fail(provider(wire), request("x", tools=(ADD,)))
-    assert len(wire.requests) == 2
-    assert is_invalid_output(run.failure)
+    assert run.failure.model == "qwen2.5-coder-1.5b"
+    assert wire.requests[-1].method == "GET"
 
 
 def test_other_server_errors_keep_the_ordinary_retry(wire: WireServer) -> None:
@@ -215,7 +350,7 @@ def test_other_server_errors_keep_the_ordinary_retry(wire: WireServer) -> None:
     )
     assert run.message.text == "fine"
     assert len(wire.requests) == 2
-    assert "tools" in wire.requests[1].json  # an ordinary retry repeats the request as is
+    assert wire.requests[1].json == wire.requests[0].json  # an ordinary retry repeats it as is
 
 
 # -- the embedded server's life ------------------------------------------------------------
@@ -313,3 +448,55 @@ def test_the_embedded_server_requires_the_extra_at_first_request(
     _hide_the_extra(monkeypatch)
     with pytest.raises(ConfigurationError, match=r"openprogram-ai\[local\]"):
         drive(LocalProvider(), request("hi"))
+
+
+def call_chunks(*pieces: str) -> Reply:
+    deltas = [
+        {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": p}}]}
+        for p in pieces
+    ]
+    end = {
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+    }
+    return Reply(chunks=[sse(role_chunk()), *(sse(d) for d in deltas), sse(end, "[DONE]")])
+
+
+def test_a_streamed_reply_repeating_one_call_stops_at_the_first_repeat(wire: WireServer) -> None:
+    paris = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
+    rome = '{"name": "get_weather", "arguments": {"city": "Rome"}}'
+    # What follows the repeat is never read: reading it would fail to parse.
+    wire.push(call_chunks("```json\n[", paris, ", ", rome, ", ", paris, ", {not json"))
+    run = drive(provider(wire, stream=True), request("Paris and Rome?", tools=(WEATHER,)))
+    assert [c.arguments["city"] for c in run.message.tool_calls] == ["Paris", "Rome"]
+    assert run.message.stop_reason == "tool_calls"
+
+
+def test_a_streamed_call_repeating_an_answered_one_stops_and_asks_for_the_answer(
+    wire: WireServer,
+) -> None:
+    history = (
+        "What's the weather in Paris?",
+        AssistantMessage(
+            (ToolCall(id="c1", name="get_weather", arguments={"city": "Paris"}),),
+            stop_reason="tool_calls",
+        ),
+        ToolResultMessage(call_id="c1", tool_name="get_weather", content="Sunny, 21 C"),
+    )
+    again = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
+    wire.push(call_chunks("[", again, ", ", again, "]"), text_stream("Sunny and 21 C."))
+    run = drive(provider(wire, stream=True), request(*history, tools=(WEATHER,)))
+    assert run.message.text == "Sunny and 21 C."
+    assert "repeats calls already made" in run.retries[0].error.message
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "json"])
+def test_a_json_answer_that_is_not_calls_is_text(wire: WireServer, stream: bool) -> None:
+    pick = '{"call": "refund", "args": {"order_id": "A-1001"}}'
+    wire.push(text_stream(pick) if stream else Reply(body=completion(pick)))
+    run = drive(provider(wire, stream=stream), request("route it", tools=(WEATHER,)))
+    assert run.message.tool_calls == []
+    assert run.message.text == pick
+    if stream:
+        assert run.text == pick
+    assert "| text" in wire.requests[0].json["grammar"].splitlines()[0]

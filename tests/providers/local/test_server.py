@@ -206,7 +206,7 @@ def test_the_shipped_template_is_package_data() -> None:
     template = chat_template()
     assert "<|im_start|>" in template
     assert '{"name": "' in template
-    assert "Function result:" in template
+    assert "Function results:" in template
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")

@@ -70,24 +70,46 @@ def test_no_tools_means_no_function_section() -> None:
     assert "# Functions" not in render([ASK], tools=None)
 
 
-def test_calls_are_bare_json_lines_whether_arguments_are_objects_or_strings() -> None:
+def test_calls_are_one_json_list_whether_arguments_are_objects_or_strings() -> None:
     prompt = render([ASK, CALL, *RESULTS, {"role": "user", "content": "And Oslo?"}])
     assert (
-        '<|im_start|>assistant\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n'
-        '{"name": "get_weather", "arguments": {"city": "Rome"}}<|im_end|>'
+        '<|im_start|>assistant\n[{"name": "get_weather", "arguments": {"city": "Paris"}}, '
+        '{"name": "get_weather", "arguments": {"city": "Rome"}}]<|im_end|>'
     ) in prompt
     assert "<tool_call>" not in prompt
 
 
-def test_results_come_back_as_one_user_turn_asking_for_plain_text() -> None:
+def test_results_come_back_as_one_user_turn_asking_for_the_next_call_or_the_answer() -> None:
     prompt = render([ASK, CALL, *RESULTS])
     assert prompt.endswith(
-        "<|im_start|>user\nFunction result:\nSunny, 21 C\nRain, 15 C\n\n"
-        "Using this result, answer my previous question in plain text.<|im_end|>\n"
+        "<|im_start|>user\nFunction results:\nSunny, 21 C\nRain, 15 C\n\n"
+        "If my request needs another function call, reply with the call; otherwise use these "
+        "results to write a complete answer to my request: Weather in Paris?<|im_end|>\n"
         "<|im_start|>assistant\n"
     )
 
 
-def test_the_function_list_is_left_out_only_while_answering_a_result() -> None:
-    assert "# Functions" not in render([ASK, CALL, *RESULTS])
-    assert "# Functions" in render([ASK, CALL, *RESULTS, {"role": "user", "content": "Oslo?"}])
+def test_without_functions_a_result_asks_for_the_answer() -> None:
+    prompt = render([ASK, CALL, *RESULTS], tools=None)
+    assert "# Functions" not in prompt
+    assert prompt.endswith(
+        "Use these results to write a complete answer to my request: Weather in Paris?"
+        "<|im_end|>\n<|im_start|>assistant\n"
+    )
+
+
+def test_the_function_list_stays_on_every_turn_so_the_prefix_is_stable() -> None:
+    first = render([ASK])
+    later = render([ASK, CALL, *RESULTS])
+    head = first[: first.index("<|im_start|>user")]
+    assert "# Functions" in head
+    assert later.startswith(first.removesuffix("<|im_start|>assistant\n"))
+
+
+def test_functions_can_come_as_a_template_argument() -> None:
+    env = jinja2.Environment()
+    functions = [t["function"] for t in TOOLS]
+    prompt = env.from_string(chat_template()).render(
+        messages=[ASK], functions=functions, add_generation_prompt=True
+    )
+    assert prompt == render([ASK])

@@ -1,0 +1,130 @@
+"""Chat Completions to the local llama.cpp server, with the fields only llama.cpp knows.
+
+- The tools go to the chat template as the ``functions`` template argument
+  (``chat_template_kwargs``), not as ``tools``: with ``tools`` llama.cpp parses
+  calls itself and fails the request (HTTP 500) on a reply it cannot parse,
+  and it refuses a grammar of ours. The provider parses calls (``_calls``).
+- ``grammar`` constrains the reply to a plain answer or calls of offered tools
+  (``_grammar``); text only when no tool may be called.
+- ``cache_prompt`` keeps the server's KV cache of the prompt for the next turn,
+  and llama.cpp's ``timings.cache_n`` (prompt tokens it did not recompute)
+  becomes ``Usage.cached_tokens``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from typing import Any, Unpack
+
+import httpx
+
+from openprogram.exceptions import LLMError
+from openprogram.messages import AssistantMessage
+from openprogram.providers._http_provider import HttpOptions, StreamParser
+from openprogram.providers._sse import SSEEvent
+from openprogram.providers.base import ProviderEvent, ProviderRequest
+from openprogram.providers.local._grammar import ANSWER_GRAMMAR, calls_grammar
+from openprogram.providers.openai import ChatStream, OpenAIProvider, parse_chat_completion
+
+__all__ = ["INVALID_OUTPUT", "LocalRequest", "LocalWire"]
+
+INVALID_OUTPUT = "produced output that does not match the expected"
+"""llama.cpp: "The model produced output that does not match the expected <parser> format"."""
+
+
+_DRY_MULTIPLIER = 0.8
+"""llama.cpp's DRY sampler against verbatim loops: greedy decoding of this small model
+otherwise repeats one line of a long answer without end (quotes break its sequences,
+so repeated call JSON is not penalised)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LocalRequest(ProviderRequest):
+    """A request with the provider's own adjustments for one attempt."""
+
+    min_max_tokens: int | None = None
+    """Raise the output limit to at least this many tokens (a re-ask of a cut reply)."""
+    answer_only: bool = False
+    """Ask for a plain answer: the function list is left out of the prompt."""
+    slot: int | None = None
+    """The server slot whose KV cache this request should use (``id_slot``)."""
+
+
+class LocalWire(OpenAIProvider):
+    """Chat Completions to the local server (see the module docstring)."""
+
+    def __init__(self, **options: Unpack[HttpOptions]) -> None:
+        super().__init__(api_key_env=None, **options)
+        limit = self._extra_body.pop("max_tokens", None)  # _body sends it, raised for a re-ask
+        self._max_tokens = limit if isinstance(limit, int) else None
+
+    @property
+    def max_tokens(self) -> int | None:
+        """The output limit every request carries (``extra_body``), if any."""
+        return self._max_tokens
+
+    def _body(self, request: ProviderRequest, model: str, stream: bool) -> dict[str, Any]:
+        body = super()._body(replace(request, tools=()), model, stream)
+        body["cache_prompt"] = True
+        body["dry_multiplier"] = _DRY_MULTIPLIER
+        limit = body.get("max_tokens", self._max_tokens)
+        if isinstance(request, LocalRequest):
+            if request.slot is not None:
+                body["id_slot"] = request.slot
+            if request.min_max_tokens is not None and isinstance(limit, int):
+                limit = max(limit, request.min_max_tokens)
+        if limit is not None:
+            body["max_tokens"] = limit
+        if isinstance(request, LocalRequest) and request.answer_only:
+            # Without the function list this model answers; with it, it keeps calling.
+            if request.response_format is None:
+                body["grammar"] = ANSWER_GRAMMAR
+        elif request.tools:
+            functions = [self._tool(spec)["function"] for spec in request.tools]
+            body["chat_template_kwargs"] = {"functions": functions}
+            if request.response_format is None:
+                body["grammar"] = calls_grammar(functions, text=request.tool_choice == "auto")
+        return body
+
+    def _classify(self, status: int, headers: httpx.Headers, body: bytes) -> LLMError:
+        err = super()._classify(status, headers, body)
+        if INVALID_OUTPUT in (err.provider_message or ""):
+            err.retryable = False  # the same prompt mostly fails the same way; see LocalProvider
+        return err
+
+    def _parse(self, data: Any, request: ProviderRequest) -> AssistantMessage:
+        return _with_cached(parse_chat_completion(data), data)
+
+    def _stream_parser(self, request: ProviderRequest) -> StreamParser:
+        return _TimedChatStream()
+
+
+class _TimedChatStream(ChatStream):
+    """``ChatStream`` that also reads llama.cpp's ``timings`` (cached prompt tokens)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._timings: dict[str, Any] | None = None
+
+    def feed(self, event: SSEEvent) -> list[ProviderEvent]:
+        out = super().feed(event)
+        if not self.done and '"timings"' in event.data:  # the last chunk carries them
+            parsed = json.loads(event.data)
+            if isinstance(parsed, dict) and isinstance(parsed.get("timings"), dict):
+                self._timings = parsed["timings"]
+        return out
+
+    def finish(self, cut_reason: str | None) -> AssistantMessage:
+        message = super().finish(cut_reason)
+        return _with_cached(message, {"timings": self._timings}) if self._timings else message
+
+
+def _with_cached(message: AssistantMessage, data: Any) -> AssistantMessage:
+    """``message`` whose usage counts llama.cpp's ``timings.cache_n`` as cached tokens."""
+    timings = data.get("timings") if isinstance(data, dict) else None
+    if not isinstance(timings, dict) or message.usage.cached_tokens:
+        return message
+    cached = int(timings.get("cache_n") or 0)
+    usage = replace(message.usage, cached_tokens=min(cached, message.usage.input_tokens))
+    return replace(message, usage=usage)

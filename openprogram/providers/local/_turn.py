@@ -1,0 +1,142 @@
+"""One turn of the local model: stream an answer, or hold back and parse calls; re-ask a broken one.
+
+``shaped`` sits between the wire's events and the caller. Text is passed on
+as soon as its first visible character shows it is an answer; a reply that
+opens calls is held back and becomes ``ToolCall`` blocks at the end, so call
+JSON is never streamed as text and a broken call can be asked again cleanly.
+``reask`` says how: a reply cut at the output limit is asked again with a
+larger limit; any other broken reply is asked again for a plain answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import fields, replace
+from typing import Any
+
+import httpx
+
+from openprogram.messages import AssistantMessage
+from openprogram.providers.base import ProviderEvent, ProviderRequest, ResponseDone, TextDelta
+from openprogram.providers.local._calls import (
+    Broken,
+    CallScanner,
+    fresh_calls,
+    opens_calls,
+    read_calls,
+    shape_reply,
+)
+from openprogram.providers.local._chat import LocalRequest
+from openprogram.providers.local._server import LOCAL_MODEL
+
+__all__ = ["BrokenReply", "local_request", "reask", "served_model", "shaped"]
+
+_CUT_GROWTH = 4
+"""A call cut at the output limit is asked again with this many times the limit."""
+
+
+class BrokenReply(Exception):
+    """A reply opened calls but is not a list of calls of offered tools."""
+
+    def __init__(self, why: str, message: AssistantMessage) -> None:
+        super().__init__(why)
+        self.why = why
+        self.message = message
+
+
+def local_request(request: ProviderRequest) -> LocalRequest:
+    """``request`` as a ``LocalRequest`` for the embedded model."""
+    values = {f.name: getattr(request, f.name) for f in fields(ProviderRequest)}
+    return LocalRequest(**{**values, "model": LOCAL_MODEL})
+
+
+def reask(broken: BrokenReply, sent: LocalRequest, limit: int | None) -> LocalRequest | None:
+    """The request to send instead of one whose reply broke, or ``None`` to give up."""
+    cut = broken.message.stop_reason == "length"
+    if cut and limit is not None and sent.min_max_tokens is None:
+        return replace(sent, min_max_tokens=limit * _CUT_GROWTH)
+    if sent.answer_only or sent.tool_choice != "auto":
+        return None  # a forced call cannot become an answer
+    return replace(sent, answer_only=True)
+
+
+async def shaped(
+    events: AsyncIterator[ProviderEvent], sent: LocalRequest
+) -> AsyncIterator[ProviderEvent]:
+    """The wire's events, with a calls reply turned into ``ToolCall`` blocks (module docstring).
+
+    A streamed calls reply ends early, when its first call repeats one already
+    answered or a call repeats one of the same reply (a greedy loop).
+
+    Raises:
+        BrokenReply: The reply opened calls but they could not be read, or repeat old ones.
+    """
+    held = ""
+    may_call = sent.tools and not sent.answer_only and sent.response_format is None
+    calls: bool | None = None if may_call else False
+    scanner, seen = CallScanner(), list[tuple[str, dict[str, Any]]]()
+    async for event in events:
+        if isinstance(event, ResponseDone):
+            final = _final(event.message, sent, calls)
+            if calls and held and not final.tool_calls:
+                yield TextDelta(held)  # it began like a call but is a JSON answer
+            yield ResponseDone(final)
+        elif not isinstance(event, TextDelta) or calls is False:
+            yield event
+        else:
+            held += event.text
+            if calls is None:
+                calls = opens_calls(held)
+                if calls is False:
+                    yield TextDelta(held)
+                    continue
+            if calls and _loops(scanner.feed(held[scanner.consumed :]), seen, sent):
+                message = AssistantMessage((), stop_reason="tool_calls", model=LOCAL_MODEL)
+                yield ResponseDone(shape_reply(message, _checked(seen, sent, message)))
+                return
+
+
+def _loops(
+    new: list[tuple[str, dict[str, Any]]],
+    seen: list[tuple[str, dict[str, Any]]],
+    sent: LocalRequest,
+) -> bool:
+    """Note the calls ``new`` completes; whether the reply should stop here."""
+    for call in new:
+        if call in seen:
+            return True
+        if not seen and not fresh_calls([call], sent.messages, sent.tools):
+            seen.append(call)
+            return True
+        seen.append(call)
+    return False
+
+
+def _checked(
+    calls: list[tuple[str, dict[str, Any]]], sent: LocalRequest, message: AssistantMessage
+) -> list[tuple[str, dict[str, Any]]]:
+    fresh = fresh_calls(calls, sent.messages, sent.tools)
+    if not fresh:
+        raise BrokenReply("it repeats calls already made instead of answering", message)
+    return fresh
+
+
+def _final(message: AssistantMessage, sent: LocalRequest, calls: bool | None) -> AssistantMessage:
+    if message.tool_calls or not (calls or (calls is None and opens_calls(message.text))):
+        return message
+    parsed = read_calls(message.text, {str(spec.get("name")) for spec in sent.tools})
+    if parsed is None:
+        return message
+    if isinstance(parsed, Broken):
+        cut = " (cut at the output limit)" if message.stop_reason == "length" else ""
+        raise BrokenReply(parsed.why + cut, message)
+    return shape_reply(message, _checked(list(parsed.calls), sent, message))
+
+
+def served_model(base_url: str) -> str | None:
+    """The id of the model a llama.cpp server runs (``GET /v1/models``), if it says."""
+    try:
+        data = httpx.get(f"{base_url}/models", timeout=10.0).json()
+        return str(data["data"][0]["id"])
+    except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError):
+        return None  # any failure: the caller falls back to the embedded model's name
