@@ -151,7 +151,7 @@ def test_the_demo_program_end_to_end(
     local_server: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("OPENPROGRAM_MODEL", raising=False)  # the default is the local model
-    assert main(["demo", "--json"]) == 0
+    assert main(["demo", "--json", "--trace-payloads"]) == 0
     captured = capsys.readouterr()
     summary = json.loads(captured.out)
     assert summary["model"] == "local:qwen2.5-coder-0.5b"
