@@ -216,3 +216,16 @@ def awkward(data: bytes, needles: Iterable[bytes]) -> list[bytes]:
             offsets.append(start + max(1, len(needle) // 2))
             start = data.find(needle, start + 1)
     return split_at(data, *offsets)
+
+
+def openai_ok() -> Reply:
+    """An OpenAI chat stream answering ``"ok"``: the reply most wire tests need."""
+    return Reply(
+        chunks=[
+            sse(
+                {"choices": [{"index": 0, "delta": {"content": "ok"}}]},
+                {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+                "[DONE]",
+            )
+        ]
+    )

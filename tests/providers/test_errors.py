@@ -24,21 +24,9 @@ from openprogram.providers import (
 
 from . import test_anthropic, test_bedrock, test_gemini, test_openai_responses
 from ._helpers import drive, fail, request
-from ._server import Reply, WireServer, sse
+from ._server import Reply, WireServer, openai_ok
 
 pytestmark = pytest.mark.usefixtures("clean_env")
-
-
-def _openai_ok() -> Reply:
-    return Reply(
-        chunks=[
-            sse(
-                {"choices": [{"index": 0, "delta": {"content": "ok"}}]},
-                {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
-                "[DONE]",
-            )
-        ]
-    )
 
 
 def _error(kind: str, status: int, message: str) -> Reply:
@@ -56,7 +44,7 @@ CASES: dict[str, tuple[Callable[[str], Any], Callable[[], Reply]]] = {
         lambda url: OpenAIProvider(
             base_url=f"{url}/v1", api_key="k", model="m", backoff_base_s=0.001
         ),
-        _openai_ok,
+        openai_ok,
     ),
     "openai-responses": (
         lambda url: OpenAIResponsesProvider(

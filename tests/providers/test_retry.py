@@ -18,19 +18,11 @@ import pytest
 from openprogram.providers import OpenAIProvider
 
 from ._helpers import Run, drive, fail, kinds, request
-from ._server import Reply, WireServer, sse
+from ._server import Reply, WireServer, openai_ok, sse
 
 pytestmark = pytest.mark.usefixtures("clean_env")
 
-OK = Reply(
-    chunks=[
-        sse(
-            {"choices": [{"index": 0, "delta": {"content": "ok"}}]},
-            {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
-            "[DONE]",
-        )
-    ]
-)
+OK = openai_ok()
 
 
 def error(status: int, message: str = "nope", **headers: str) -> Reply:

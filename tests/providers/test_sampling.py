@@ -23,21 +23,9 @@ from openprogram.providers import (
 from openprogram.providers.local import LocalProvider
 
 from . import test_anthropic, test_bedrock, test_gemini, test_openai_responses
-from ._server import Reply, Seen, WireServer, sse
+from ._server import Reply, Seen, WireServer, openai_ok
 
 pytestmark = pytest.mark.usefixtures("clean_env")
-
-
-def _chat_reply() -> Reply:
-    return Reply(
-        chunks=[
-            sse(
-                {"choices": [{"index": 0, "delta": {"content": "ok"}}]},
-                {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
-                "[DONE]",
-            )
-        ]
-    )
 
 
 def _bedrock_reply() -> Reply:
@@ -57,7 +45,7 @@ def _fields(path: tuple[str, ...]) -> Callable[[dict[str, Any]], dict[str, Any]]
 WIRES: dict[str, tuple[Callable[[str], Any], Callable[[], Reply], Any, dict[str, str], bool]] = {
     "openai-compatible": (
         lambda url: OpenAIProvider(base_url=f"{url}/v1", model="m"),
-        _chat_reply,
+        openai_ok,
         _fields(()),
         {"temperature": "temperature", "max_tokens": "max_tokens", "seed": "seed"},
         True,
@@ -66,7 +54,7 @@ WIRES: dict[str, tuple[Callable[[str], Any], Callable[[], Reply], Any, dict[str,
         lambda url: OpenAIProvider(
             base_url=f"{url}/v1", model="m", max_tokens_field="max_completion_tokens"
         ),
-        _chat_reply,
+        openai_ok,
         _fields(()),
         {"temperature": "temperature", "max_tokens": "max_completion_tokens", "seed": "seed"},
         True,
@@ -101,7 +89,7 @@ WIRES: dict[str, tuple[Callable[[str], Any], Callable[[], Reply], Any, dict[str,
     ),
     "local": (
         lambda url: LocalProvider(base_url=f"{url}/v1"),
-        _chat_reply,
+        openai_ok,
         _fields(()),
         {"temperature": "temperature", "max_tokens": "max_tokens", "seed": "seed"},
         True,
@@ -167,7 +155,7 @@ def test_exec_overrides_the_runtime_and_the_runtime_applies_otherwise(wire: Wire
         max_tokens=50,
         seed=1,
     )
-    wire.push(_chat_reply(), _chat_reply())
+    wire.push(openai_ok(), openai_ok())
     rt.exec("hi", tools=[])
     first = _sent(wire)
     rt.exec("hi", tools=[], temperature=0.0, seed=2)
