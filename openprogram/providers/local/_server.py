@@ -47,6 +47,8 @@ _READY = "OPENPROGRAM-LOCAL-READY"
 _CHILD_CODE = "from openprogram.providers.local._server import child_main; child_main()"
 _PACKAGE_ROOT = Path(__file__).resolve().parents[3]  # the folder holding openprogram/
 _LOG_TAIL_BYTES = 4000
+_MAX_THREADS = 8
+"""More generation threads than this do not speed up a 0.5B model."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -59,7 +61,8 @@ class ServerOptions:
     """Default sampling temperature when a request sets none: greedy, so the same prompt
     gives the same tool call (steadier for a 0.5B model, and reproducible in tests)."""
     threads: int | None = None
-    """CPU threads for generation; ``None``: ``$OPENPROGRAM_LOCAL_THREADS``, else half the CPUs."""
+    """CPU threads for generation; ``None``: ``$OPENPROGRAM_LOCAL_THREADS``, else from the load
+    (all CPUs while one is idle, else half; see ``_default_threads``)."""
     prompt_cache_mib: int = 256
     """RAM for llama.cpp's prompt cache (its default, 8 GiB, is far more than this model needs)."""
     start_timeout_s: float = 180.0
@@ -224,11 +227,15 @@ def default_supervisor() -> Supervisor:
 
 
 def _default_threads() -> int:
-    """Half the CPUs, at least one.
+    """Every CPU while one is idle, else half of them; ``$OPENPROGRAM_LOCAL_THREADS`` wins.
 
-    llama.cpp's threads spin while they wait for each other, so on a busy
-    machine one that uses every core collapses (measured on 2 busy cores:
-    median 5.6 s per request with 2 threads, 1.8 s with 1).
+    Generation time is what counts (prompts are short and mostly cached), and
+    llama.cpp's generation threads wait for each other at every token. Measured
+    on 2 cores (the demo's three slowest requests): idle, 2 threads take 0.6x
+    the time of 1; with one core busy, 2 threads take 2.1x (a thread that
+    lost its core stalls the other). So the count is chosen from the load
+    when the server starts: all CPUs (at most 8) if the 1-minute load average
+    leaves more than half a CPU idle, else half.
     """
     configured = os.environ.get("OPENPROGRAM_LOCAL_THREADS", "").strip()
     if configured:
@@ -238,7 +245,13 @@ def _default_threads() -> int:
             raise ConfigurationError(
                 f"OPENPROGRAM_LOCAL_THREADS={configured!r} is not a whole number of threads"
             ) from None
-    return max(1, (os.cpu_count() or 2) // 2)
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    cpus = min(cpus or 2, _MAX_THREADS)
+    try:
+        load = os.getloadavg()[0]
+    except OSError:  # no load average on this platform: assume busy, the safe side
+        load = float(cpus)
+    return cpus if load < cpus - 0.5 else max(1, cpus // 2)
 
 
 def _start_error(message: str) -> LLMError:

@@ -190,11 +190,22 @@ def test_the_child_stops_when_its_parent_is_killed() -> None:
     assert _gone(child)
 
 
-def test_threads_default_to_half_the_cpus_or_the_environment(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_threads_follow_the_load_or_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENPROGRAM_LOCAL_THREADS", raising=False)
-    assert _server._default_threads() == max(1, (os.cpu_count() or 2) // 2)
+    monkeypatch.setattr(_server.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    monkeypatch.setattr(_server.os, "getloadavg", lambda: (0.3, 0.2, 0.1))
+    assert _server._default_threads() == 4  # a CPU idle: all of them
+    monkeypatch.setattr(_server.os, "getloadavg", lambda: (3.7, 3.0, 2.0))
+    assert _server._default_threads() == 2  # every CPU busy: half
+    monkeypatch.setattr(_server.os, "sched_getaffinity", lambda pid: set(range(64)))
+    monkeypatch.setattr(_server.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert _server._default_threads() == 8  # more do not help a 0.5B model
+
+    def no_load() -> tuple[float, float, float]:
+        raise OSError("no load average here")
+
+    monkeypatch.setattr(_server.os, "getloadavg", no_load)
+    assert _server._default_threads() == 4  # unknown load: the busy side
     monkeypatch.setenv("OPENPROGRAM_LOCAL_THREADS", "3")
     assert _server._default_threads() == 3
     monkeypatch.setenv("OPENPROGRAM_LOCAL_THREADS", "many")
