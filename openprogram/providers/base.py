@@ -68,6 +68,11 @@ class ProviderRequest:
     """Whether the model may ask for several calls in one reply."""
     response_format: ResponseFormat | None = None
     """Native structured output, when the provider declares support."""
+    answer_schema: Mapping[str, Any] | None = None
+    """JSON Schema of the final text answer, when the exec's prompt asks for one (a
+    decision's ``{"call": ..., "args": ...}`` pick). A provider that can constrain
+    decoding may hold a text answer to it (the local one does); the others can
+    ignore it, since the prompt already says what to write."""
     temperature: float | None = None
     """Sampling temperature; ``None``: the provider's or server's default (field omitted)."""
     max_tokens: int | None = None

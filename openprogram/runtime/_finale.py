@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,6 +85,11 @@ class Finale:
     def response_format(self) -> ResponseFormat | None:
         """Native structured-output request, if that is the strategy."""
         return self.structured.response_format if self.structured is not None else None
+
+    @property
+    def answer_schema(self) -> Mapping[str, Any] | None:
+        """JSON Schema of a decision's pick (``ProviderRequest.answer_schema``)."""
+        return self.decision.menu.pick_schema() if self.decision is not None else None
 
     def shape(
         self, tools: tuple[ToolSpec, ...], choice: ToolChoice, parallel: bool

@@ -111,6 +111,7 @@ async def request_reply(run: RunState, choice: ToolChoice) -> AssistantMessage:
         tool_choice=choice,
         parallel_tool_calls=parallel,
         response_format=run.finale.response_format if run.finale is not None else None,
+        answer_schema=run.finale.answer_schema if run.finale is not None else None,
         deadline=run.deadline,
         max_retries=run.runtime.max_retries,
         **_sampling(run),

@@ -114,6 +114,25 @@ class DecisionMenu:
         lines.append('("args" holds the option\'s arguments; leave it out when there are none.)')
         return "\n".join(lines)
 
+    def pick_schema(self) -> dict[str, Any]:
+        """JSON Schema of a pick written as the whole reply: one object per option."""
+        picks = []
+        for choice in self.choices:
+            params = dict(choice.parameters)
+            pick: dict[str, Any] = {
+                "type": "object",
+                "properties": {"call": {"const": choice.name}},
+                "description": choice.description,
+                "required": ["call"],
+                "additionalProperties": False,
+            }
+            if params.get("properties"):
+                pick["properties"]["args"] = params
+                if params.get("required"):
+                    pick["required"].append("args")
+            picks.append(pick)
+        return {"anyOf": picks}
+
     def pick(self, text: str) -> Picked:
         """Find and validate the pick in a reply.
 

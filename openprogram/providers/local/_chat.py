@@ -24,10 +24,11 @@ from openprogram.messages import AssistantMessage
 from openprogram.providers._http_provider import HttpOptions, StreamParser
 from openprogram.providers._sse import SSEEvent
 from openprogram.providers.base import ProviderEvent, ProviderRequest
-from openprogram.providers.local._grammar import ANSWER_GRAMMAR, calls_grammar
+from openprogram.providers.local._grammar import ANSWER_GRAMMAR, answer_grammar, calls_grammar
+from openprogram.providers.local._picks import Pick, pick_functions, picks_of
 from openprogram.providers.openai import ChatStream, OpenAIProvider, parse_chat_completion
 
-__all__ = ["INVALID_OUTPUT", "LocalRequest", "LocalWire"]
+__all__ = ["INVALID_OUTPUT", "LocalRequest", "LocalWire", "request_picks", "shown_tools"]
 
 INVALID_OUTPUT = "produced output that does not match the expected"
 """llama.cpp: "The model produced output that does not match the expected <parser> format"."""
@@ -47,8 +48,28 @@ class LocalRequest(ProviderRequest):
     """Raise the output limit to at least this many tokens (a re-ask of a cut reply)."""
     answer_only: bool = False
     """Ask for a plain answer: the function list is left out of the prompt."""
+    hidden: frozenset[str] = frozenset()
+    """Functions left out of the prompt (the model repeated calls of them instead of
+    answering); the others stay callable, so a look-up can still be followed by an act."""
     slot: int | None = None
     """The server slot whose KV cache this request should use (``id_slot``)."""
+
+
+def shown_tools(request: ProviderRequest) -> tuple[Any, ...]:
+    """The tool specs the model sees for ``request`` (all but the hidden ones)."""
+    hidden = request.hidden if isinstance(request, LocalRequest) else frozenset()
+    return tuple(spec for spec in request.tools if spec.get("name") not in hidden)
+
+
+def request_picks(request: ProviderRequest) -> tuple[Pick, ...]:
+    """The decision options shown as functions for ``request`` (``_picks``)."""
+    if request.response_format is not None or request.tool_choice != "auto":
+        return ()  # a forced call must be a real tool
+    return picks_of(request.answer_schema, (str(spec.get("name")) for spec in request.tools))
+
+
+def _answer_only(request: ProviderRequest) -> bool:
+    return isinstance(request, LocalRequest) and request.answer_only
 
 
 class LocalWire(OpenAIProvider):
@@ -76,15 +97,20 @@ class LocalWire(OpenAIProvider):
                 limit = max(limit, request.min_max_tokens)
         if limit is not None:
             body["max_tokens"] = limit
-        if isinstance(request, LocalRequest) and request.answer_only:
-            # Without the function list this model answers; with it, it keeps calling.
-            if request.response_format is None:
-                body["grammar"] = ANSWER_GRAMMAR
-        elif request.tools:
-            functions = [self._tool(spec)["function"] for spec in request.tools]
+        answer = request.answer_schema if request.response_format is None else None
+        tools = () if _answer_only(request) else shown_tools(request)
+        functions = [self._tool(spec)["function"] for spec in tools]
+        functions += pick_functions(request_picks(request))
+        if functions:
             body["chat_template_kwargs"] = {"functions": functions}
             if request.response_format is None:
-                body["grammar"] = calls_grammar(functions, text=request.tool_choice == "auto")
+                auto = request.tool_choice == "auto"
+                body["grammar"] = calls_grammar(functions, text=auto, answer=answer)
+        elif answer is not None:
+            body["grammar"] = answer_grammar(answer)  # a decision's pick, and nothing else
+        elif _answer_only(request) and request.response_format is None:
+            # Without the function list this model answers; with it, it keeps calling.
+            body["grammar"] = ANSWER_GRAMMAR
         return body
 
     def _classify(self, status: int, headers: httpx.Headers, body: bytes) -> LLMError:

@@ -24,13 +24,13 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["ANSWER_GRAMMAR", "calls_grammar"]
+__all__ = ["ANSWER_GRAMMAR", "answer_grammar", "calls_grammar"]
 
 _MAX_CALLS = 8
 """Most calls in one reply: a greedy small model can repeat one call without end."""
 
 _BASE = r"""
-ws ::= [ \t\n]{0,8}
+ws ::= " "?
 string ::= "\"" char* "\""
 char ::= [^"\\\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})
 integer ::= "-"? ([0-9] | [1-9] [0-9]{1,15})
@@ -123,18 +123,28 @@ class _Builder:
         return self._refs[ref]
 
 
-def calls_grammar(tools: Sequence[Mapping[str, Any]], *, text: bool) -> str:
-    """The GBNF grammar for a reply: calls of ``tools``, or (if ``text``) a plain answer.
+def answer_grammar(schema: Mapping[str, Any]) -> str:
+    """The GBNF grammar for a reply that is one JSON value following ``schema``."""
+    builder = _Builder(_defs(schema))
+    root = builder.schema(schema)
+    return _grammar(f"root ::= {root}", builder)
+
+
+def calls_grammar(
+    tools: Sequence[Mapping[str, Any]], *, text: bool, answer: Mapping[str, Any] | None = None
+) -> str:
+    """The GBNF grammar for a reply: calls of ``tools``, or (if ``text``) an answer.
 
     Args:
         tools: Chat Completions function objects (``name``, ``parameters``).
-        text: Whether a plain-text answer is allowed (``tool_choice="auto"``).
+        text: Whether an answer is allowed (``tool_choice="auto"``).
+        answer: JSON Schema the answer must follow (a decision's pick); ``None``: plain text.
     """
     builder = _Builder({})
     alternatives = []
     for tool in tools:
         params = tool.get("parameters") or {}
-        builder._defs = {**params.get("$defs", {}), **params.get("definitions", {})}
+        builder._defs = _defs(params)
         args = builder.schema(params)
         head = f'"{{" ws "\\"name\\"" ws ":" ws {_literal(tool["name"])} ws "," ws'
         alternatives.append(f'{head} "\\"arguments\\"" ws ":" ws {args} ws "}}"')
@@ -143,8 +153,22 @@ def calls_grammar(tools: Sequence[Mapping[str, Any]], *, text: bool) -> str:
     lines = f'{call} ("\\n" {call}){{0,{_MAX_CALLS - 1}}}'
     calls = builder.rule(f"{listed} | {lines}")
     fenced = f'"```" "json"? "\\n" {calls} "\\n```"'
-    # With text allowed, a reply starting with "{" is text to the grammar (a decision's
-    # {"call": ...} pick, say); the provider still reads it as calls if it is calls.
-    root = f"root ::= {listed} | {fenced}{' | text' if text else f' | {lines}'}"
+    if not text:
+        final = lines
+    elif answer is not None:
+        builder._defs = _defs(answer)
+        final = builder.schema(answer)
+    else:
+        # A reply starting with "{" is text to the grammar (a JSON answer, say); the
+        # provider still reads it as calls if it is calls.
+        final = "text"
+    return _grammar(f"root ::= {listed} | {fenced} | {final}", builder)
+
+
+def _defs(schema: Mapping[str, Any]) -> dict[str, Any]:
+    return {**schema.get("$defs", {}), **schema.get("definitions", {})}
+
+
+def _grammar(root: str, builder: _Builder) -> str:
     rules = "\n".join(f"{name} ::= {body}" for name, body in builder.rules.items())
     return f"{root}\n{rules}{_BASE}"

@@ -10,7 +10,7 @@ larger limit; any other broken reply is asked again for a plain answer.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import fields, replace
 from typing import Any
 
@@ -26,7 +26,8 @@ from openprogram.providers.local._calls import (
     read_calls,
     shape_reply,
 )
-from openprogram.providers.local._chat import LocalRequest
+from openprogram.providers.local._chat import LocalRequest, request_picks, shown_tools
+from openprogram.providers.local._picks import Pick, as_pick
 from openprogram.providers.local._server import LOCAL_MODEL
 
 __all__ = ["BrokenReply", "local_request", "reask", "served_model", "shaped"]
@@ -38,10 +39,14 @@ _CUT_GROWTH = 4
 class BrokenReply(Exception):
     """A reply opened calls but is not a list of calls of offered tools."""
 
-    def __init__(self, why: str, message: AssistantMessage) -> None:
+    def __init__(
+        self, why: str, message: AssistantMessage, repeated: frozenset[str] = frozenset()
+    ) -> None:
         super().__init__(why)
         self.why = why
         self.message = message
+        self.repeated = repeated
+        """Names of the functions whose calls repeat calls already made."""
 
 
 def local_request(request: ProviderRequest) -> LocalRequest:
@@ -57,6 +62,11 @@ def reask(broken: BrokenReply, sent: LocalRequest, limit: int | None) -> LocalRe
         return replace(sent, min_max_tokens=limit * _CUT_GROWTH)
     if sent.answer_only or sent.tool_choice != "auto":
         return None  # a forced call cannot become an answer
+    hidden = sent.hidden | broken.repeated
+    if broken.repeated and any(spec.get("name") not in hidden for spec in sent.tools):
+        # It looked something up and looks it up again: the other functions stay
+        # offered, so it can still act on the result (refund the order it found).
+        return replace(sent, hidden=hidden)
     return replace(sent, answer_only=True)
 
 
@@ -72,14 +82,15 @@ async def shaped(
         BrokenReply: The reply opened calls but they could not be read, or repeat old ones.
     """
     held = ""
-    may_call = sent.tools and not sent.answer_only and sent.response_format is None
+    picks = request_picks(sent)
+    may_call = bool(picks) or (sent.tools and not sent.answer_only and sent.response_format is None)
     calls: bool | None = None if may_call else False
     scanner, seen = CallScanner(), list[tuple[str, dict[str, Any]]]()
     async for event in events:
         if isinstance(event, ResponseDone):
-            final = _final(event.message, sent, calls)
+            final = _final(event.message, sent, calls, picks)
             if calls and held and not final.tool_calls:
-                yield TextDelta(held)  # it began like a call but is a JSON answer
+                yield TextDelta(final.text)  # a pick, or it began like a call but is JSON text
             yield ResponseDone(final)
         elif not isinstance(event, TextDelta) or calls is False:
             yield event
@@ -91,8 +102,10 @@ async def shaped(
                     yield TextDelta(held)
                     continue
             if calls and _loops(scanner.feed(held[scanner.consumed :]), seen, sent):
-                message = AssistantMessage((), stop_reason="tool_calls", model=LOCAL_MODEL)
-                yield ResponseDone(shape_reply(message, _checked(seen, sent, message)))
+                message = _settled(seen, sent, picks, AssistantMessage((), model=LOCAL_MODEL))
+                if not message.tool_calls:
+                    yield TextDelta(message.text)
+                yield ResponseDone(message)
                 return
 
 
@@ -117,20 +130,38 @@ def _checked(
 ) -> list[tuple[str, dict[str, Any]]]:
     fresh = fresh_calls(calls, sent.messages, sent.tools)
     if not fresh:
-        raise BrokenReply("it repeats calls already made instead of answering", message)
+        repeated = frozenset(name for name, _ in calls)
+        raise BrokenReply("it repeats calls already made instead of answering", message, repeated)
     return fresh
 
 
-def _final(message: AssistantMessage, sent: LocalRequest, calls: bool | None) -> AssistantMessage:
+def _final(
+    message: AssistantMessage, sent: LocalRequest, calls: bool | None, picks: Sequence[Pick]
+) -> AssistantMessage:
     if message.tool_calls or not (calls or (calls is None and opens_calls(message.text))):
         return message
-    parsed = read_calls(message.text, {str(spec.get("name")) for spec in sent.tools})
+    shown = () if sent.answer_only else shown_tools(sent)
+    offered = {str(spec.get("name")) for spec in shown} | {p.name for p in picks}
+    parsed = read_calls(message.text, offered)
     if parsed is None:
         return message
     if isinstance(parsed, Broken):
         cut = " (cut at the output limit)" if message.stop_reason == "length" else ""
         raise BrokenReply(parsed.why + cut, message)
-    return shape_reply(message, _checked(list(parsed.calls), sent, message))
+    return _settled(list(parsed.calls), sent, picks, message)
+
+
+def _settled(
+    calls: list[tuple[str, dict[str, Any]]],
+    sent: LocalRequest,
+    picks: Sequence[Pick],
+    message: AssistantMessage,
+) -> AssistantMessage:
+    """The reply for ``calls``: a pick's text answer, or its fresh tool calls."""
+    answer, real = as_pick(message, calls, picks)
+    if answer is not None:
+        return answer
+    return shape_reply(message, _checked(real, sent, message))
 
 
 def served_model(base_url: str) -> str | None:
