@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -16,10 +17,11 @@ from openprogram import (
     decision,
     set_default_runtime,
 )
-from openprogram.decision import DecisionMenu
+from openprogram.decision import DecisionMenu, PickError
 from openprogram.events import AgentInvoked
 from openprogram.messages import ToolResultMessage, UserMessage
 from openprogram.runtime import StreamFinal
+from openprogram.schema import json_schema_violations
 from openprogram.testing import ScriptedProvider, call
 
 
@@ -227,3 +229,86 @@ def test_menu_joins_block_content_as_a_last_text_block() -> None:
     assert isinstance(blocks, tuple)
     assert [b.text for b in blocks[:2]] == ["Handle A1.", "It is urgent."]  # type: ignore[union-attr]
     assert blocks[2].text == "\n\n" + DecisionMenu.of(CHOICES).render()  # type: ignore[union-attr]
+
+
+# -- the pick's schema on every request (ProviderRequest.answer_schema) ------------------------
+
+
+def note(text: str = "", urgent: bool = False) -> str:
+    """Leave a note."""
+    return text
+
+
+REFUND_PICK = {
+    "type": "object",
+    "properties": {
+        "call": {"const": "refund"},
+        "args": {
+            "type": "object",
+            "properties": {"amount": {"description": "In cents.", "type": "integer"}},
+            "required": ["amount"],
+            "additionalProperties": False,
+        },
+    },
+    "description": "Refund the customer.",
+    "required": ["call", "args"],
+    "additionalProperties": False,
+}
+WAIT_PICK = {
+    "type": "object",
+    "properties": {"call": {"const": "wait"}},
+    "description": "Ask the customer to wait.",
+    "required": ["call"],
+    "additionalProperties": False,
+}
+
+
+def test_every_request_of_a_decision_carries_the_schema_of_its_pick() -> None:
+    provider = ScriptedProvider([call("lookup", order_id="A1"), '{"call": "wait"}'])
+    Runtime(provider).exec("Handle A1.", tools=[lookup], choices=CHOICES)
+    expected = {"anyOf": [REFUND_PICK, WAIT_PICK]}
+    assert [r.answer_schema for r in provider.requests] == [expected, expected]
+
+
+def test_the_re_ask_of_a_bad_pick_carries_the_schema_too() -> None:
+    provider = ScriptedProvider(["I'd wait.", '{"call": "wait"}'])
+    assert Runtime(provider).exec("Handle A1.", tools=[], choices=CHOICES) == "waiting"
+    assert provider.requests[1].answer_schema == {"anyOf": [REFUND_PICK, WAIT_PICK]}
+
+
+def test_args_are_optional_in_the_pick_when_no_argument_is_required() -> None:
+    provider = ScriptedProvider(['{"call": "note", "args": {"text": "hi"}}'])
+    assert Runtime(provider).exec("Decide.", tools=[], choices=[note]) == "hi"
+    schema = provider.requests[0].answer_schema
+    assert schema is not None
+    (option,) = schema["anyOf"]
+    assert option["required"] == ["call"]
+    assert list(option["properties"]["args"]["properties"]) == ["text", "urgent"]
+    assert json_schema_violations(schema, {"call": "note"}) == []
+
+
+def test_the_pick_schema_accepts_exactly_the_picks_the_menu_accepts() -> None:
+    menu = DecisionMenu.of(CHOICES)
+    schema = menu.pick_schema()
+    for pick in ({"call": "refund", "args": {"amount": 9}}, {"call": "wait"}):
+        assert json_schema_violations(schema, pick) == []
+        assert menu.pick(json.dumps(pick)).choice.name == pick["call"]
+    for bad in (
+        {"call": "cancel"},
+        {"call": "refund"},
+        {"call": "refund", "args": {"amount": "x"}},
+    ):
+        assert json_schema_violations(schema, bad) != []
+        with pytest.raises(PickError):
+            menu.pick(json.dumps(bad))
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"response_format": {"type": "object", "properties": {"a": {"type": "integer"}}}}],
+    ids=["text", "structured"],
+)
+def test_an_exec_without_choices_sends_no_answer_schema(options: dict[str, Any]) -> None:
+    provider = ScriptedProvider(['{"a": 1}'])
+    Runtime(provider).exec("Answer.", tools=[], **options)
+    assert provider.requests[0].answer_schema is None

@@ -1,12 +1,20 @@
 """The GBNF grammar the local provider sends: what each schema part becomes.
 
 llama.cpp compiles and enforces it (the ``local_llm`` tests run it for real);
-here the rules are checked as text.
+here the rules are checked as text, and strings against the grammar with the
+small reader in ``_gbnf``.
 """
 
 from __future__ import annotations
 
-from openprogram.providers.local._grammar import ANSWER_GRAMMAR, calls_grammar
+from typing import Any
+
+import pytest
+
+from openprogram.decision import DecisionMenu
+from openprogram.providers.local._grammar import ANSWER_GRAMMAR, answer_grammar, calls_grammar
+
+from ._gbnf import accepts
 
 WEATHER = {
     "name": "get_weather",
@@ -79,3 +87,66 @@ def test_a_tool_without_arguments_takes_an_empty_object() -> None:
     r = rules(calls_grammar([none], text=True))
     assert r["empty"] == '"{" ws "}"'
     assert any('"\\"arguments\\"" ws ":" ws empty' in body for body in r.values())
+
+
+# -- a decision's pick (ProviderRequest.answer_schema) -----------------------------------------
+
+ORDER = {
+    "type": "object",
+    "properties": {"order_id": {"type": "string"}},
+    "required": ["order_id"],
+    "additionalProperties": False,
+}
+REFUND = {"name": "refund", "description": "Refund the order.", "parameters": ORDER}
+REPLY = {"name": "reply", "description": "Answer the customer.", "parameters": {}}
+LOOKUP = {"name": "lookup_order", "parameters": ORDER}
+
+
+def pick_schema() -> dict[str, Any]:
+    """What ``DecisionMenu.pick_schema`` gives for a refund option and a no-argument reply."""
+    return DecisionMenu.of(
+        {"refund": refund, "reply": ("replied", "Answer the customer.")}
+    ).pick_schema()
+
+
+def refund(order_id: str) -> str:
+    """Refund the order."""
+    return f"refunded {order_id}"
+
+
+VALID_PICKS = ['{"call": "refund", "args": {"order_id": "A-1"}}', '{"call":"reply"}']
+BAD_PICKS = [
+    '{"call": "cancel"}',  # no such option
+    '{"call": "refund"}',  # its required args are missing
+    '{"call": "reply", "args": {"order_id": "A-1"}}',  # an option without arguments
+    "I would refund it.",  # prose is no pick
+]
+
+
+@pytest.mark.parametrize("pick", VALID_PICKS)
+def test_the_answer_grammar_of_a_pick_schema_accepts_a_pick(pick: str) -> None:
+    assert accepts(answer_grammar(pick_schema()), pick)
+
+
+@pytest.mark.parametrize("pick", BAD_PICKS)
+def test_the_answer_grammar_of_a_pick_schema_refuses_anything_else(pick: str) -> None:
+    assert not accepts(answer_grammar(pick_schema()), pick)
+
+
+def test_calls_with_a_pick_answer_take_calls_of_tools_and_options_or_the_pick() -> None:
+    grammar = calls_grammar([LOOKUP, REFUND, REPLY], text=True, answer=pick_schema())
+    assert accepts(grammar, '[{"name": "lookup_order", "arguments": {"order_id": "A-1"}}]')
+    assert accepts(grammar, '[{"name": "refund", "arguments": {"order_id": "A-1"}}]')
+    assert accepts(grammar, '[{"name": "reply", "arguments": {}}]')
+    for pick in VALID_PICKS:
+        assert accepts(grammar, pick)
+    for pick in BAD_PICKS:
+        assert not accepts(grammar, pick)
+    assert not accepts(grammar, '[{"name": "cancel", "arguments": {}}]')
+
+
+def test_without_a_pick_answer_any_text_is_an_answer() -> None:
+    grammar = calls_grammar([LOOKUP], text=True)
+    assert accepts(grammar, "I would refund it.")
+    assert accepts(grammar, '{"call": "cancel"}')
+    assert not accepts(grammar, '[{"name": "cancel", "arguments": {}}]')

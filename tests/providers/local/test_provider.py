@@ -29,6 +29,7 @@ from openprogram.providers.local import (
 
 from .._helpers import ADD, WEATHER, drive, fail, kinds, request
 from .._server import Reply, WireServer, sse
+from ._llama import call_chunks, completion, names, provider, role_chunk, text_stream
 
 # model_requests: fake llama.cpp servers on 127.0.0.1, talked to on purpose (tests/conftest.py)
 pytestmark = [pytest.mark.usefixtures("clean_env"), pytest.mark.model_requests]
@@ -42,59 +43,7 @@ INVALID = {
 }
 
 
-def completion(text: str | None = None, call: tuple[str, str] | None = None) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": text or ""}
-    if call:
-        message["tool_calls"] = [
-            {"type": "function", "id": "c1", "function": {"name": call[0], "arguments": call[1]}}
-        ]
-    return {
-        "object": "chat.completion",
-        "model": LOCAL_MODEL,
-        "choices": [
-            {"index": 0, "message": message, "finish_reason": "tool_calls" if call else "stop"}
-        ],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-    }
-
-
-def role_chunk() -> dict[str, Any]:
-    return {
-        "object": "chat.completion.chunk",
-        "choices": [{"index": 0, "delta": {"role": "assistant", "content": None}}],
-    }
-
-
-def text_stream(text: str) -> Reply:
-    return Reply(
-        chunks=[
-            sse(
-                role_chunk(),
-                {
-                    "object": "chat.completion.chunk",
-                    "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}],
-                },
-                {
-                    "object": "chat.completion.chunk",
-                    "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
-                },
-                "[DONE]",
-            )
-        ]
-    )
-
-
-def provider(wire: WireServer, **options: Any) -> LocalProvider:
-    options.setdefault("stream", False)
-    options.setdefault("max_retries", 0)
-    return LocalProvider(base_url=f"{wire.url}/v1", **options)
-
-
 # -- what is sent ---------------------------------------------------------------------------
-
-
-def names(body: dict[str, Any]) -> list[str]:
-    return [f["name"] for f in body["chat_template_kwargs"]["functions"]]
 
 
 def test_tools_go_to_the_template_with_a_grammar_not_to_the_server_parser(
@@ -448,18 +397,6 @@ def test_the_embedded_server_requires_the_extra_at_first_request(
     _hide_the_extra(monkeypatch)
     with pytest.raises(ConfigurationError, match=r"openprogram-ai\[local\]"):
         drive(LocalProvider(), request("hi"))
-
-
-def call_chunks(*pieces: str) -> Reply:
-    deltas = [
-        {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": p}}]}
-        for p in pieces
-    ]
-    end = {
-        "object": "chat.completion.chunk",
-        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
-    }
-    return Reply(chunks=[sse(role_chunk()), *(sse(d) for d in deltas), sse(end, "[DONE]")])
 
 
 def test_a_streamed_reply_repeating_one_call_stops_at_the_first_repeat(wire: WireServer) -> None:

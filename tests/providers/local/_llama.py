@@ -1,0 +1,78 @@
+"""Replies shaped like llama.cpp's Chat Completions server, for the local provider's tests.
+
+They mimic what llama.cpp's server sends (captured from xllamacpp
+2026.10.11549): a completion object or ``chat.completion.chunk`` events.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openprogram.providers.local import LOCAL_MODEL, LocalProvider
+
+from .._server import Reply, WireServer, sse
+
+
+def completion(text: str | None = None, call: tuple[str, str] | None = None) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": text or ""}
+    if call:
+        message["tool_calls"] = [
+            {"type": "function", "id": "c1", "function": {"name": call[0], "arguments": call[1]}}
+        ]
+    return {
+        "object": "chat.completion",
+        "model": LOCAL_MODEL,
+        "choices": [
+            {"index": 0, "message": message, "finish_reason": "tool_calls" if call else "stop"}
+        ],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    }
+
+
+def role_chunk() -> dict[str, Any]:
+    return {
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": {"role": "assistant", "content": None}}],
+    }
+
+
+def text_stream(text: str) -> Reply:
+    return Reply(
+        chunks=[
+            sse(
+                role_chunk(),
+                {
+                    "object": "chat.completion.chunk",
+                    "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}],
+                },
+                {
+                    "object": "chat.completion.chunk",
+                    "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+                },
+                "[DONE]",
+            )
+        ]
+    )
+
+
+def provider(wire: WireServer, **options: Any) -> LocalProvider:
+    options.setdefault("stream", False)
+    options.setdefault("max_retries", 0)
+    return LocalProvider(base_url=f"{wire.url}/v1", **options)
+
+
+def names(body: dict[str, Any]) -> list[str]:
+    """The names of the functions a request body lists for the model."""
+    return [f["name"] for f in body["chat_template_kwargs"]["functions"]]
+
+
+def call_chunks(*pieces: str) -> Reply:
+    deltas = [
+        {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": p}}]}
+        for p in pieces
+    ]
+    end = {
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+    }
+    return Reply(chunks=[sse(role_chunk()), *(sse(d) for d in deltas), sse(end, "[DONE]")])
