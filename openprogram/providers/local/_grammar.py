@@ -61,6 +61,15 @@ class _Builder:
         self._defs = defs
         self._refs: dict[str, str] = {}
 
+    def use_defs(self, defs: Mapping[str, Any]) -> None:
+        """Resolve ``$ref``\\s against ``defs`` from now on (the next tool's own definitions).
+
+        The rules made for references are forgotten too: two tools may each define
+        an ``Item``, and one's rule must not constrain the other's arguments.
+        """
+        self._defs = defs
+        self._refs = {}
+
     def rule(self, body: str) -> str:
         name = f"r{len(self.rules)}"
         self.rules[name] = body
@@ -144,7 +153,7 @@ def calls_grammar(
     alternatives = []
     for tool in tools:
         params = tool.get("parameters") or {}
-        builder._defs = _defs(params)
+        builder.use_defs(_defs(params))
         args = builder.schema(params)
         head = f'"{{" ws "\\"name\\"" ws ":" ws {_literal(tool["name"])} ws "," ws'
         alternatives.append(f'{head} "\\"arguments\\"" ws ":" ws {args} ws "}}"')
@@ -156,7 +165,7 @@ def calls_grammar(
     if not text:
         final = lines
     elif answer is not None:
-        builder._defs = _defs(answer)
+        builder.use_defs(_defs(answer))
         final = builder.schema(answer)
     else:
         # A reply starting with "{" is text to the grammar (a JSON answer, say); the

@@ -150,3 +150,22 @@ def test_without_a_pick_answer_any_text_is_an_answer() -> None:
     assert accepts(grammar, "I would refund it.")
     assert accepts(grammar, '{"call": "cancel"}')
     assert not accepts(grammar, '[{"name": "cancel", "arguments": {}}]')
+
+
+def test_two_tools_defining_the_same_name_each_get_their_own_definition() -> None:
+    def tool(name: str, field: str) -> dict[str, Any]:
+        item = {"type": "object", "properties": {field: {"type": "string"}}, "required": [field]}
+        return {
+            "name": name,
+            "parameters": {
+                "type": "object",
+                "properties": {"item": {"$ref": "#/$defs/Item"}},
+                "required": ["item"],
+                "$defs": {"Item": item},
+            },
+        }
+
+    grammar = calls_grammar([tool("stock", "sku"), tool("greet", "name")], text=True)
+    assert accepts(grammar, '[{"name": "stock", "arguments": {"item": {"sku": "X-1"}}}]')
+    assert accepts(grammar, '[{"name": "greet", "arguments": {"item": {"name": "Ann"}}}]')
+    assert not accepts(grammar, '[{"name": "greet", "arguments": {"item": {"sku": "X-1"}}}]')
