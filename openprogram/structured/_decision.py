@@ -25,6 +25,7 @@ from openprogram.messages import AssistantMessage, UserMessage
 from openprogram.schema import ArgumentsError, json_schema_violations
 from openprogram.structured._choices import Choice, ChoiceKind, normalize_choices
 from openprogram.structured._parse import iter_json_values
+from openprogram.structured._pick_schema import pick_schema
 from openprogram.structured._render import render_params
 from openprogram.tools import Tool, ToolContext
 
@@ -115,23 +116,11 @@ class DecisionMenu:
         return "\n".join(lines)
 
     def pick_schema(self) -> dict[str, Any]:
-        """JSON Schema of a pick written as the whole reply: one object per option."""
-        picks = []
-        for choice in self.choices:
-            params = dict(choice.parameters)
-            pick: dict[str, Any] = {
-                "type": "object",
-                "properties": {"call": {"const": choice.name}},
-                "description": choice.description,
-                "required": ["call"],
-                "additionalProperties": False,
-            }
-            if params.get("properties"):
-                pick["properties"]["args"] = params
-                if params.get("required"):
-                    pick["required"].append("args")
-            picks.append(pick)
-        return {"anyOf": picks}
+        """JSON Schema of a pick written as the whole reply: one object per option.
+
+        Options' ``$defs`` sit at its root, where their ``$ref``\\s resolve (``_pick_schema``).
+        """
+        return pick_schema(self.choices)
 
     def pick(self, text: str) -> Picked:
         """Find and validate the pick in a reply.

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from openprogram import (
     ConfigurationError,
@@ -312,3 +313,41 @@ def test_an_exec_without_choices_sends_no_answer_schema(options: dict[str, Any])
     provider = ScriptedProvider(['{"a": 1}'])
     Runtime(provider).exec("Answer.", tools=[], **options)
     assert provider.requests[0].answer_schema is None
+
+
+class Item(BaseModel):
+    sku: str
+
+
+class Shipment(BaseModel):
+    items: list[Item]
+
+
+def gift_item() -> type[BaseModel]:
+    class Item(BaseModel):  # the same name as the shipment's, another type
+        message: str
+
+    class Gift(BaseModel):
+        item: Item
+
+    return Gift
+
+
+def test_options_defining_types_resolve_them_in_the_pick_schema() -> None:
+    provider = ScriptedProvider(['{"call": "ship", "args": {"items": [{"sku": "X-1"}]}}'])
+    choices = {"ship": ("Ship it.", Shipment), "gift": ("Wrap it.", gift_item())}
+    shipped = Runtime(provider).exec("Decide.", tools=[], choices=choices)
+    assert shipped == {"decision": "ship", "items": [{"sku": "X-1"}]}
+    schema = provider.requests[0].answer_schema
+    assert schema is not None
+    fine = [
+        {"call": "ship", "args": {"items": [{"sku": "X-1"}]}},
+        {"call": "gift", "args": {"item": {"message": "Enjoy!"}}},
+    ]
+    bad = [
+        {"call": "ship", "args": {"items": [{"message": "Enjoy!"}]}},
+        {"call": "gift", "args": {"item": {"sku": "X-1"}}},
+    ]
+    assert [json_schema_violations(schema, pick) for pick in fine] == [[], []]
+    assert all(json_schema_violations(schema, pick) for pick in bad)
+    assert sorted(schema["$defs"]) == ["Item", "Item_2"]  # one root, two types

@@ -52,8 +52,16 @@ def picks_of(schema: Mapping[str, Any] | None, taken: Iterable[str] = ()) -> tup
         if not isinstance(props, Mapping) or not isinstance(name, str) or name in taken:
             continue
         description = str(option.get("description") or "")
-        picks.append(Pick(name, description, props.get("args") or _NO_ARGS))
+        picks.append(Pick(name, description, _with_defs(props.get("args") or _NO_ARGS, schema)))
     return tuple(picks)
+
+
+def _with_defs(args: Mapping[str, Any], schema: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``args`` with the pick schema's ``$defs`` if it refers to them: a function stands alone."""
+    defs = schema.get("$defs")
+    if not defs or "$ref" not in json.dumps(args):
+        return args
+    return {**args, "$defs": defs}
 
 
 def pick_functions(picks: Sequence[Pick]) -> list[dict[str, Any]]:

@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from openprogram import Runtime
 from openprogram.decision import DecisionMenu
@@ -213,3 +214,26 @@ def test_a_streamed_repeat_of_an_option_ends_the_reply_as_the_pick(wire: WireSer
     rt = Runtime(LocalProvider(base_url=f"{wire.url}/v1", stream=True, max_retries=0))
     assert rt.exec("Hi!", tools=[desk.lookup_order], choices=desk.choices()) == "replied"
     assert len(wire.requests) == 1
+
+
+class Item(BaseModel):
+    sku: str
+
+
+class Shipment(BaseModel):
+    items: list[Item]
+
+
+def test_an_option_defining_types_is_a_function_that_carries_them(wire: WireServer) -> None:
+    wire.push(Reply(body=calls(("ship", {"items": [{"sku": "X-1"}]}))))
+    choices = {"ship": ("Ship it.", Shipment), "reply": ("replied", "Answer the customer.")}
+    result = local_runtime(wire).exec("Ship X-1.", tools=[Desk().lookup_order], choices=choices)
+    assert result == {"decision": "ship", "items": [{"sku": "X-1"}]}
+    body = wire.requests[0].json
+    ship = body["chat_template_kwargs"]["functions"][1]
+    assert ship["parameters"]["$defs"]["Item"]["required"] == ["sku"]
+    grammar = body["grammar"]
+    assert accepts(grammar, '[{"name": "ship", "arguments": {"items": [{"sku": "X-1"}]}}]')
+    assert not accepts(grammar, '[{"name": "ship", "arguments": {"items": [{"qty": 1}]}}]')
+    assert accepts(grammar, '{"call": "ship", "args": {"items": [{"sku": "X-1"}]}}')
+    assert not accepts(grammar, '{"call": "ship", "args": {"items": [{"qty": 1}]}}')
