@@ -166,7 +166,9 @@ def calls_grammar(
         final = lines
     elif answer is not None:
         builder.use_defs(_defs(answer))
-        final = builder.schema(answer)
+        # Call objects one per line stay calls, as under "text": only a reply that
+        # is no call must follow the answer's schema.
+        final = f"{lines} | {builder.schema(answer)}"
     else:
         # A reply starting with "{" is text to the grammar (a JSON answer, say); the
         # provider still reads it as calls if it is calls.

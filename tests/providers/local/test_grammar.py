@@ -138,6 +138,7 @@ def test_calls_with_a_pick_answer_take_calls_of_tools_and_options_or_the_pick() 
     assert accepts(grammar, '[{"name": "lookup_order", "arguments": {"order_id": "A-1"}}]')
     assert accepts(grammar, '[{"name": "refund", "arguments": {"order_id": "A-1"}}]')
     assert accepts(grammar, '[{"name": "reply", "arguments": {}}]')
+    assert accepts(grammar, '{"name": "lookup_order", "arguments": {"order_id": "A-1"}}')
     for pick in VALID_PICKS:
         assert accepts(grammar, pick)
     for pick in BAD_PICKS:
