@@ -81,9 +81,8 @@ _EMBEDDED = (
     "the embedded local model, which would have been started (it is also what Runtime() "
     "uses when no provider is configured)"
 )
-_MAX_REASKS = 3
-"""Re-asks of one call: a cut reply with a larger limit, a repeat without the functions
-it repeats, then for a plain answer."""
+_MAX_REASKS = 2
+"""Re-asks of one call: a cut reply with a larger limit, then for a plain answer."""
 
 
 def _missing() -> list[str]:

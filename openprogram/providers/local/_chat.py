@@ -48,17 +48,13 @@ class LocalRequest(ProviderRequest):
     """Raise the output limit to at least this many tokens (a re-ask of a cut reply)."""
     answer_only: bool = False
     """Ask for a plain answer: the function list is left out of the prompt."""
-    hidden: frozenset[str] = frozenset()
-    """Functions left out of the prompt (the model repeated calls of them instead of
-    answering); the others stay callable, so a look-up can still be followed by an act."""
     slot: int | None = None
     """The server slot whose KV cache this request should use (``id_slot``)."""
 
 
 def shown_tools(request: ProviderRequest) -> tuple[Any, ...]:
-    """The tool specs the model sees for ``request`` (all but the hidden ones)."""
-    hidden = request.hidden if isinstance(request, LocalRequest) else frozenset()
-    return tuple(spec for spec in request.tools if spec.get("name") not in hidden)
+    """The tool specs the model sees for ``request`` (none when it is asked for an answer)."""
+    return () if _answer_only(request) else tuple(request.tools)
 
 
 def request_picks(request: ProviderRequest) -> tuple[Pick, ...]:
@@ -98,8 +94,7 @@ class LocalWire(OpenAIProvider):
         if limit is not None:
             body["max_tokens"] = limit
         answer = request.answer_schema if request.response_format is None else None
-        tools = () if _answer_only(request) else shown_tools(request)
-        functions = [self._tool(spec)["function"] for spec in tools]
+        functions = [self._tool(spec)["function"] for spec in shown_tools(request)]
         functions += pick_functions(request_picks(request))
         if functions:
             body["chat_template_kwargs"] = {"functions": functions}

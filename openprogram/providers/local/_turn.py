@@ -39,14 +39,10 @@ _CUT_GROWTH = 4
 class BrokenReply(Exception):
     """A reply opened calls but is not a list of calls of offered tools."""
 
-    def __init__(
-        self, why: str, message: AssistantMessage, repeated: frozenset[str] = frozenset()
-    ) -> None:
+    def __init__(self, why: str, message: AssistantMessage) -> None:
         super().__init__(why)
         self.why = why
         self.message = message
-        self.repeated = repeated
-        """Names of the functions whose calls repeat calls already made."""
 
 
 def local_request(request: ProviderRequest) -> LocalRequest:
@@ -62,11 +58,9 @@ def reask(broken: BrokenReply, sent: LocalRequest, limit: int | None) -> LocalRe
         return replace(sent, min_max_tokens=limit * _CUT_GROWTH)
     if sent.answer_only or sent.tool_choice != "auto":
         return None  # a forced call cannot become an answer
-    hidden = sent.hidden | broken.repeated
-    if broken.repeated and any(spec.get("name") not in hidden for spec in sent.tools):
-        # It looked something up and looks it up again: the other functions stay
-        # offered, so it can still act on the result (refund the order it found).
-        return replace(sent, hidden=hidden)
+    # Leaving only the functions it did not repeat was measured worse: with a weather
+    # result in, the 0.5B then called `add(21, 10)` instead of answering. A decision's
+    # options stay offered as functions (``_picks``), so it can still pick `refund`.
     return replace(sent, answer_only=True)
 
 
@@ -130,8 +124,7 @@ def _checked(
 ) -> list[tuple[str, dict[str, Any]]]:
     fresh = fresh_calls(calls, sent.messages, sent.tools)
     if not fresh:
-        repeated = frozenset(name for name, _ in calls)
-        raise BrokenReply("it repeats calls already made instead of answering", message, repeated)
+        raise BrokenReply("it repeats calls already made instead of answering", message)
     return fresh
 
 
@@ -140,8 +133,7 @@ def _final(
 ) -> AssistantMessage:
     if message.tool_calls or not (calls or (calls is None and opens_calls(message.text))):
         return message
-    shown = () if sent.answer_only else shown_tools(sent)
-    offered = {str(spec.get("name")) for spec in shown} | {p.name for p in picks}
+    offered = {str(spec.get("name")) for spec in shown_tools(sent)} | {p.name for p in picks}
     parsed = read_calls(message.text, offered)
     if parsed is None:
         return message
