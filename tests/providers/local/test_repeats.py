@@ -1,9 +1,9 @@
-"""A reply that only repeats calls already made is asked again without the repeated functions.
+"""A reply that only repeats calls already made is asked again for an answer.
 
 After a tool result this small model tends to call the same function again
-instead of going on. The local provider then asks again with that function
-left out of the prompt and the grammar (the others stay, so a look-up can be
-followed by an act); with no function left the re-ask is for a plain answer.
+instead of going on. The local provider then asks again with no function
+listed and a text-only grammar; in a decision the options stay listed, since
+the answer must be a pick (calling ``refund`` after the look-up, say).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 from openprogram import Runtime
 from openprogram.messages import AssistantMessage, ToolCall, ToolResultMessage
 
-from .._helpers import drive, fail, request
+from .._helpers import drive, request
 from .._server import Reply, WireServer
 from ._gbnf import accepts
 from ._llama import call_chunks, completion, names, provider
@@ -32,6 +32,8 @@ ORDER = {
 }
 LOOKUP = {"name": "lookup_order", "description": "Look an order up.", "parameters": ORDER}
 REFUND = {"name": "refund_order", "description": "Refund an order.", "parameters": ORDER}
+LOOKUP_AGAIN = ("lookup_order", {"order_id": "A-1", "note": "again"})  # same required args
+REFUND_A1 = ("refund_order", {"order_id": "A-1"})
 
 
 def listed(*pairs: tuple[str, dict[str, Any]]) -> str:
@@ -43,107 +45,72 @@ def calls(*pairs: tuple[str, dict[str, Any]]) -> Reply:
     return Reply(body=completion(listed(*pairs)))
 
 
-def made(call_id: str, name: str, result: str) -> tuple[AssistantMessage, ToolResultMessage]:
-    """History: a call of ``name`` for order A-1 and its result."""
-    call = ToolCall(id=call_id, name=name, arguments={"order_id": "A-1"})
-    return (
-        AssistantMessage((call,), stop_reason="tool_calls"),
-        ToolResultMessage(call_id=call_id, tool_name=name, content=result),
-    )
-
-
-LOOKED_UP = ("Refund A-1 if it was charged twice.", *made("c1", "lookup_order", "charged twice"))
-LOOKUP_AGAIN = ("lookup_order", {"order_id": "A-1", "note": "again"})  # same required args
-REFUND_A1 = ("refund_order", {"order_id": "A-1"})
+LOOKED_UP = (
+    "Refund A-1 if it was charged twice.",
+    AssistantMessage(
+        (ToolCall(id="c1", name="lookup_order", arguments={"order_id": "A-1"}),),
+        stop_reason="tool_calls",
+    ),
+    ToolResultMessage(call_id="c1", tool_name="lookup_order", content="charged twice"),
+)
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
-def test_a_repeated_look_up_is_asked_again_without_it_and_the_act_follows(
+def test_a_repeat_beside_other_tools_is_asked_again_for_an_answer(
     wire: WireServer, stream: bool
 ) -> None:
     again = call_chunks(listed(LOOKUP_AGAIN)) if stream else calls(LOOKUP_AGAIN)
-    wire.push(again, call_chunks(listed(REFUND_A1)) if stream else calls(REFUND_A1))
+    wire.push(again, Reply(body=completion("A-1 was charged twice.")))
     run = drive(provider(wire, stream=stream), request(*LOOKED_UP, tools=(LOOKUP, REFUND)))
-    (call,) = run.message.tool_calls
-    assert (call.name, dict(call.arguments)) == REFUND_A1
+    assert run.message.text == "A-1 was charged twice."
     assert "repeats calls already made" in run.retries[0].error.message
     first, second = (seen.json for seen in wire.requests)
     assert names(first) == ["lookup_order", "refund_order"]
-    assert names(second) == ["refund_order"]  # the repeated function is left out, the other stays
-    assert accepts(second["grammar"], listed(REFUND_A1))
-    assert not accepts(second["grammar"], listed(LOOKUP_AGAIN))
-    assert accepts(second["grammar"], "Refunded.")  # an answer stays possible
+    assert "chat_template_kwargs" not in second  # no function, not even the unrepeated one
+    assert not accepts(second["grammar"], listed(REFUND_A1))
     assert second["messages"] == first["messages"]  # the same conversation, asked again
 
 
-def test_with_no_function_left_the_re_ask_is_for_an_answer(wire: WireServer) -> None:
-    history = (*LOOKED_UP, *made("c2", "refund_order", "refunded"))
-    refund_again = ("refund_order", {"order_id": "A-1"})
-    wire.push(calls(LOOKUP_AGAIN), calls(refund_again), Reply(body=completion("A-1 is refunded.")))
-    run = drive(provider(wire), request(*history, tools=(LOOKUP, REFUND)))
-    assert run.message.text == "A-1 is refunded."
-    assert run.message.tool_calls == []
-    first, second, third = (seen.json for seen in wire.requests)
-    assert names(first) == ["lookup_order", "refund_order"]
-    assert names(second) == ["refund_order"]
-    assert "chat_template_kwargs" not in third  # answer-only: no function listed
-    assert third["grammar"].startswith("root ::= text\n")
-    assert not accepts(third["grammar"], listed(REFUND_A1))
-    assert [r.error.message.count("repeats calls already made") for r in run.retries] == [1, 1]
+class Desk:
+    """A look-up tool and a refund option, noting what ran."""
 
+    def __init__(self) -> None:
+        self.ran: list[tuple[str, str]] = []
 
-def test_a_cut_call_and_two_repeats_get_three_re_asks_and_no_more(wire: WireServer) -> None:
-    notify = {"name": "notify", "description": "Tell the customer.", "parameters": ORDER}
-    cut = completion('[{"name": "refund_order", "arguments": {"ord')
-    cut["choices"][0]["finish_reason"] = "length"
-    history = (*LOOKED_UP, *made("c2", "refund_order", "refunded"))
-    # The fourth reply is broken too: the provider gives up instead of asking a fourth time.
-    wire.push(
-        Reply(body=cut), calls(LOOKUP_AGAIN), calls(REFUND_A1), Reply(body=completion("[oops"))
-    )
-    options = {"extra_body": {"max_tokens": 16}}
-    run = fail(provider(wire, **options), request(*history, tools=(LOOKUP, REFUND, notify)))
-    assert len(run.retries) == 3
-    bodies = [seen.json for seen in wire.requests]
-    assert [b["max_tokens"] for b in bodies] == [16, 64, 64, 64]
-    assert [names(b) for b in bodies] == [
-        ["lookup_order", "refund_order", "notify"],
-        ["lookup_order", "refund_order", "notify"],  # the cut reply: more room, same list
-        ["refund_order", "notify"],
-        ["notify"],  # hidden functions stay hidden on the next re-ask
-    ]
-    assert "not valid JSON" in run.failure.message
-
-
-def test_an_exec_looks_up_then_acts_after_a_repeat_and_answers(wire: WireServer) -> None:
-    ran: list[tuple[str, str]] = []
-
-    def lookup_order(order_id: str, note: str = "") -> str:
+    def lookup_order(self, order_id: str, note: str = "") -> str:
         """Look an order up."""
-        ran.append(("lookup_order", order_id))
+        self.ran.append(("lookup_order", order_id))
         return f"order {order_id}: charged twice"
 
-    def refund_order(order_id: str, note: str = "") -> str:
-        """Refund an order."""
-        ran.append(("refund_order", order_id))
+    def refund(self, order_id: str) -> str:
+        """Refund the order."""
+        self.ran.append(("refund", order_id))
         return f"refunded {order_id}"
 
+
+def test_a_repeat_in_a_decision_is_asked_again_with_the_options_only(wire: WireServer) -> None:
+    desk = Desk()
     wire.push(
         calls(("lookup_order", {"order_id": "A-1"})),
         calls(LOOKUP_AGAIN),
-        calls(REFUND_A1),
-        Reply(body=completion("A-1 was charged twice; it is refunded.")),
+        calls(("refund", {"order_id": "A-1"})),
     )
+    choices = {"refund": desk.refund, "reply": ("replied", "Answer the customer.")}
     rt = Runtime(provider(wire))
-    answer = rt.exec("Refund A-1 if it was charged twice.", tools=[lookup_order, refund_order])
-    assert answer == "A-1 was charged twice; it is refunded."
-    assert ran == [("lookup_order", "A-1"), ("refund_order", "A-1")]  # the repeat never ran
+    result = rt.exec(
+        "Refund A-1 if it was charged twice.", tools=[desk.lookup_order], choices=choices
+    )
+    assert result == "refunded A-1"
+    assert desk.ran == [("lookup_order", "A-1"), ("refund", "A-1")]  # the repeat never ran
     bodies = [seen.json for seen in wire.requests]
     assert [names(b) for b in bodies] == [
-        ["lookup_order", "refund_order"],
-        ["lookup_order", "refund_order"],
-        ["refund_order"],  # the re-ask of the repeat
-        ["lookup_order", "refund_order"],  # a new turn offers every tool again
+        ["lookup_order", "refund", "reply"],
+        ["lookup_order", "refund", "reply"],
+        ["refund", "reply"],  # the re-ask of the repeat: it must pick now
     ]
-    tool_results = [m for m in bodies[3]["messages"] if m["role"] == "tool"]
-    assert [m["content"] for m in tool_results] == ["order A-1: charged twice", "refunded A-1"]
+    grammar = bodies[2]["grammar"]
+    assert accepts(grammar, '[{"name": "refund", "arguments": {"order_id": "A-1"}}]')
+    assert accepts(grammar, '{"call": "reply"}')
+    assert not accepts(grammar, listed(("lookup_order", {"order_id": "A-1"})))
+    assert not accepts(grammar, "It was charged twice.")
+    assert bodies[2]["messages"] == bodies[1]["messages"]
