@@ -61,7 +61,7 @@ def plan_trip(destination: str, runtime: Runtime) -> str:
     return str(
         runtime.exec(
             f"I want a weekend trip to {destination}. Research the destination, "
-            "then suggest two activities that suit its weather.",
+            "then suggest two activities that suit its weather. Keep it short.",
             tools=[research_destination],
             tool_choice="required",
         )

@@ -260,7 +260,7 @@ class LocalProvider:
                 if retry is None or self._invalid_output == "raise":
                     raise error from None
                 sent, recovered = retry, recovered + 1
-                _log.warning("%s; asking again", error.message)
+                _log.info("%s; asking again", error.message)
                 yield RetryScheduled(attempt=state.sent, delay_s=0.0, error=error)
             except LLMError as err:
                 again = None if recovered or state.delivered else self._recovery(err, sent)

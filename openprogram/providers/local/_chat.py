@@ -20,7 +20,7 @@ from typing import Any, Unpack
 import httpx
 
 from openprogram.exceptions import LLMError
-from openprogram.messages import AssistantMessage
+from openprogram.messages import AssistantMessage, ToolResultMessage
 from openprogram.providers._http_provider import HttpOptions, StreamParser
 from openprogram.providers._sse import SSEEvent
 from openprogram.providers.base import ProviderEvent, ProviderRequest
@@ -61,6 +61,10 @@ def request_picks(request: ProviderRequest) -> tuple[Pick, ...]:
     """The decision options shown as functions for ``request`` (``_picks``)."""
     if request.response_format is not None or request.tool_choice != "auto":
         return ()  # a forced call must be a real tool
+    if request.tools and not any(isinstance(m, ToolResultMessage) for m in request.messages):
+        # Work first: offered as functions on the first turn, the options let this model
+        # pick before it looked anything up (refund an order it never checked).
+        return ()
     return picks_of(request.answer_schema, (str(spec.get("name")) for spec in request.tools))
 
 

@@ -63,7 +63,7 @@ REFUND_A1 = ("refund", {"order_id": "A-1"})
 # -- what is sent ----------------------------------------------------------------------------
 
 
-def test_options_are_listed_as_functions_after_the_tools_and_the_grammar_calls_them(
+def test_options_are_listed_as_functions_after_the_tools_once_a_result_is_in(
     wire: WireServer,
 ) -> None:
     desk = Desk()
@@ -75,8 +75,12 @@ def test_options_are_listed_as_functions_after_the_tools_and_the_grammar_calls_t
     assert result == "refunded A-1"  # the picked function option ran
     assert desk.ran == [("lookup_order", "A-1"), ("refund", "A-1")]
     first, second = (seen.json for seen in wire.requests)
-    assert names(first) == names(second) == ["lookup_order", "refund", "reply"]
-    refund, reply = first["chat_template_kwargs"]["functions"][1:]
+    # work first: the options become functions once a result is in
+    assert names(first) == ["lookup_order"]
+    assert not accepts(first["grammar"], '[{"name": "refund", "arguments": {"order_id": "A-1"}}]')
+    assert accepts(first["grammar"], '{"call": "reply"}')  # a pick written as text stays possible
+    assert names(second) == ["lookup_order", "refund", "reply"]
+    refund, reply = second["chat_template_kwargs"]["functions"][1:]
     assert refund["description"] == "Refund the order."
     assert refund["parameters"]["required"] == ["order_id"]
     assert reply == {
@@ -84,7 +88,7 @@ def test_options_are_listed_as_functions_after_the_tools_and_the_grammar_calls_t
         "description": "Answer the customer.",
         "parameters": {"type": "object", "properties": {}},
     }
-    grammar = first["grammar"]
+    grammar = second["grammar"]
     assert accepts(grammar, '[{"name": "refund", "arguments": {"order_id": "A-1"}}]')
     assert accepts(grammar, '[{"name": "reply", "arguments": {}}]')
     assert accepts(grammar, '{"call": "reply"}')  # the pick written as text stays possible

