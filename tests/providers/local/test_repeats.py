@@ -104,7 +104,7 @@ def test_a_repeat_in_a_decision_is_asked_again_with_the_options_only(wire: WireS
     assert desk.ran == [("lookup_order", "A-1"), ("refund", "A-1")]  # the repeat never ran
     bodies = [seen.json for seen in wire.requests]
     assert [names(b) for b in bodies] == [
-        ["lookup_order", "refund", "reply"],
+        ["lookup_order"],  # work first: the options are listed once a result is in
         ["lookup_order", "refund", "reply"],
         ["refund", "reply"],  # the re-ask of the repeat: it must pick now
     ]
