@@ -2,8 +2,8 @@
 
 ``plan_trip`` is an agentic function: its body runs a tool loop. Among the
 tools it offers is ``research_destination``, another agentic function whose
-own loop inherits the planner's menu (weather, calendar) — a sub-agent in
-three lines. Runs against any provider::
+own loop inherits the planner's menu (weather, calendar; not itself, through
+``tools_deny``) — a sub-agent in three lines. Runs against any provider::
 
     python examples/trip_planner.py --model openai:gpt-4o-mini "Paris"
 """
@@ -58,21 +58,24 @@ def research_destination(city: str, runtime: Runtime) -> str:
         runtime.exec(
             f"Find the current weather in {city} with get_weather, then suggest two activities "
             "that suit that weather. Answer in two sentences.",
+            tools_deny=["research_destination"],  # the planner's menu, minus itself
         )
     )
 
 
 @agentic_function(register_globally=False)
-def plan_trip(destination: str, runtime: Runtime) -> str:
+def plan_trip(destination: str, runtime: Runtime, month: str = "June") -> str:
     """Plan a weekend trip to a destination.
 
     Args:
         destination: Where the user wants to go.
+        month: The month of the trip.
     """
     return str(
         runtime.exec(
-            f"Plan a weekend trip to {destination}. Use research_destination for the weather "
-            "and activities, then write a short plan.",
+            f"Plan a weekend trip to {destination} in {month}. Use research_destination for "
+            "the weather and activities and free_weekends for the dates, then write a short "
+            "plan that names the weather and the free weekends.",
             tools=[research_destination, get_weather, free_weekends],
         )
     )
@@ -82,12 +85,13 @@ def main() -> None:
     """Run the planner from the command line."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("destination", nargs="?", default="Paris")
+    parser.add_argument("--month", default="June", help="month of the trip")
     parser.add_argument(
         "--model", default=None, help='e.g. "openai:gpt-4o-mini" (default: OPENPROGRAM_MODEL)'
     )
     args = parser.parse_args()
     with Runtime(args.model):
-        print(plan_trip(args.destination))
+        print(plan_trip(args.destination, month=args.month))
 
 
 if __name__ == "__main__":

@@ -10,13 +10,14 @@ larger limit; any other broken reply is asked again for a plain answer.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import fields, replace
 from typing import Any
 
 import httpx
 
-from openprogram.messages import AssistantMessage
+from openprogram.messages import AssistantMessage, TextContent
 from openprogram.providers.base import ProviderEvent, ProviderRequest, ResponseDone, TextDelta
 from openprogram.providers.local._calls import (
     Broken,
@@ -27,8 +28,11 @@ from openprogram.providers.local._calls import (
     shape_reply,
 )
 from openprogram.providers.local._chat import LocalRequest, request_picks, shown_tools
+from openprogram.providers.local._loops import COPIES, LoopWatch, loop_cut
 from openprogram.providers.local._picks import Pick, as_pick
 from openprogram.providers.local._server import LOCAL_MODEL
+
+_log = logging.getLogger("openprogram.providers.local")
 
 __all__ = ["BrokenReply", "local_request", "reask", "served_model", "shaped"]
 
@@ -59,8 +63,9 @@ def reask(broken: BrokenReply, sent: LocalRequest, limit: int | None) -> LocalRe
     if sent.answer_only or sent.tool_choice != "auto":
         return None  # a forced call cannot become an answer
     # Leaving only the functions it did not repeat was measured worse: with a weather
-    # result in, the 0.5B then called `add(21, 10)` instead of answering. A decision's
-    # options stay offered as functions (``_picks``), so it can still pick `refund`.
+    # result in, the 0.5B then called `add(21, 10)` instead of answering. In a decision
+    # the re-ask allows a pick only: its options as functions once a result is in
+    # (``_picks``), so it can still pick `refund`; before that, the pick written as text.
     return replace(sent, answer_only=True)
 
 
@@ -80,6 +85,7 @@ async def shaped(
     may_call = bool(picks) or (sent.tools and not sent.answer_only and sent.response_format is None)
     calls: bool | None = None if may_call else False
     scanner, seen = CallScanner(), list[tuple[str, dict[str, Any]]]()
+    watch = LoopWatch() if _prose(sent) else None
     async for event in events:
         if isinstance(event, ResponseDone):
             final = _final(event.message, sent, calls, picks)
@@ -88,12 +94,18 @@ async def shaped(
             yield ResponseDone(final)
         elif not isinstance(event, TextDelta) or calls is False:
             yield event
+            cut = watch.feed(event.text) if watch and isinstance(event, TextDelta) else None
+            if cut is not None:
+                yield ResponseDone(_looped(watch.text if watch else "", cut))
+                return  # closing the stream stops the server's generation too
         else:
             held += event.text
             if calls is None:
                 calls = opens_calls(held)
                 if calls is False:
                     yield TextDelta(held)
+                    if watch:
+                        watch.feed(held)
                     continue
             if calls and _loops(scanner.feed(held[scanner.consumed :]), seen, sent):
                 message = _settled(seen, sent, picks, AssistantMessage((), model=LOCAL_MODEL))
@@ -101,6 +113,22 @@ async def shaped(
                     yield TextDelta(message.text)
                 yield ResponseDone(message)
                 return
+
+
+def _prose(sent: LocalRequest) -> bool:
+    """Whether the reply, if text, is free prose (no JSON asked for): the loop watch applies."""
+    return sent.response_format is None and sent.answer_schema is None
+
+
+def _looped(text: str, cut: int) -> AssistantMessage:
+    """The reply of an answer stopped in a loop: its text up to the loop's first copy."""
+    _log.info(
+        "the local model's answer repeated one passage %d times; stopped it after %d characters",
+        COPIES,
+        cut,
+    )
+    kept = TextContent(text[:cut].rstrip())
+    return AssistantMessage((kept,), stop_reason="length", model=LOCAL_MODEL)
 
 
 def _loops(
@@ -132,14 +160,15 @@ def _final(
     message: AssistantMessage, sent: LocalRequest, calls: bool | None, picks: Sequence[Pick]
 ) -> AssistantMessage:
     if message.tool_calls or not (calls or (calls is None and opens_calls(message.text))):
-        return message
+        cut = loop_cut(message.text) if _prose(sent) and not message.tool_calls else None
+        return message if cut is None else _looped(message.text, cut)
     offered = {str(spec.get("name")) for spec in shown_tools(sent)} | {p.name for p in picks}
     parsed = read_calls(message.text, offered)
     if parsed is None:
         return message
     if isinstance(parsed, Broken):
-        cut = " (cut at the output limit)" if message.stop_reason == "length" else ""
-        raise BrokenReply(parsed.why + cut, message)
+        note = " (cut at the output limit)" if message.stop_reason == "length" else ""
+        raise BrokenReply(parsed.why + note, message)
     return _settled(list(parsed.calls), sent, picks, message)
 
 
