@@ -60,9 +60,36 @@ def loop_cut(text: str) -> int | None:
     n = len(flat)
     for period in range(_MIN_PERIOD, min(_MAX_PERIOD, n // COPIES) + 1):
         last = flat[n - period :]
-        if all(flat[n - (k + 1) * period : n - k * period] == last for k in range(1, COPIES)):
-            copies = COPIES
-            while flat[max(0, n - (copies + 1) * period) : n - copies * period] == last:
-                copies += 1  # earlier copies of the same run
-            return where[n - (copies - 1) * period]  # the end of the run's first copy
+        if not all(flat[n - (k + 1) * period : n - k * period] == last for k in range(1, COPIES)):
+            continue
+        if not _short_repeat(last):  # a rule of 64 dashes is 4 "copies" of 16: honest text
+            return where[_first_end(flat, period)]
     return None
+
+
+def _short_repeat(passage: str) -> bool:
+    """Whether ``passage`` is itself a shorter piece repeated (``"-" * 16``, ``"ab" * 8``)."""
+    shortest = min(_MIN_PERIOD - 1, len(passage) // 2)  # at least two of the shorter piece
+    return any(passage[p:] == passage[:-p] for p in range(1, shortest + 1))
+
+
+def _first_end(flat: str, period: int) -> int:
+    """Where the first copy of the run of ``period`` that ends ``flat`` ends.
+
+    The copies counted back from the end start wherever the stream happened to
+    be checked; the run really starts as far back as each character equals the
+    one a period later, so the cut does not depend on how the answer was chunked.
+    """
+    first = len(flat) - period
+    while first > 0 and flat[first - 1] == flat[first - 1 + period]:
+        first -= 1
+    # The text before the run may end like a copy ("Intro." and "- Take a walk."): those
+    # characters join the run, so its first copy ends short of them. A cut inside a word
+    # moves on over the punctuation that follows it (the "." of "walk.").
+    end = first + period
+    if flat[end - 1].isspace():
+        return end
+    limit = end + _MIN_PERIOD
+    while end < limit and not (flat[end].isalnum() or flat[end].isspace() or flat[end] == "#"):
+        end += 1
+    return end
