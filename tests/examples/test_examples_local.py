@@ -11,6 +11,7 @@ import pytest
 from _example_loader import load_example
 
 from openprogram import Runtime
+from openprogram.events import ToolCallStarted
 from openprogram.messages import AssistantMessage
 from openprogram.providers.local import LocalProvider, ensure_server, local_available
 
@@ -42,3 +43,22 @@ def test_the_ticket_router_looks_the_order_up_and_refunds_it(local_server: str) 
     assert looked_up[:1] == ["A-1001"]
     assert isinstance(result, str)
     assert result.startswith("refund issued for A-1001"), result
+
+
+planner = load_example("trip_planner")
+
+
+def test_the_trip_planner_checks_the_weather_and_the_free_weekends(local_server: str) -> None:
+    ran: list[str] = []
+
+    def note(event: object) -> None:
+        if isinstance(event, ToolCallStarted):
+            ran.append(event.tool_name)
+
+    local = LocalProvider(timeout=300.0, extra_body={"max_tokens": 512})
+    runtime = Runtime(local, observers=[note])
+    plan = planner.plan_trip("Paris", runtime=runtime).lower()
+    assert "get_weather" in ran
+    assert "free_weekends" in ran
+    assert "sunny" in plan or "21" in plan  # the weather it looked up
+    assert "6-7" in plan or "20-21" in plan  # a free weekend it looked up
