@@ -55,6 +55,7 @@ from openprogram.providers.base import (
     ToolCallDelta,
 )
 from openprogram.providers.local._chat import INVALID_OUTPUT, LocalRequest, LocalWire
+from openprogram.providers.local._odds import CALL_THRESHOLD
 from openprogram.providers.local._server import LOCAL_MODEL, default_supervisor
 from openprogram.providers.local._turn import (
     BrokenReply,
@@ -171,6 +172,11 @@ class LocalProvider:
             cannot be used (they name a tool not offered, break off, or repeat calls
             already made): ``"answer_in_text"`` asks again; ``"raise"`` raises.
         extra_body: Extra request fields, e.g. ``{"temperature": 0}``.
+        call_threshold: Under ``tool_choice="auto"``, ask for a plain answer when the
+            model's first token opens a call with less than this probability (one
+            extra token, read first; see ``docs/local-model.md``). ``"auto"``: 0.6,
+            measured on the embedded model, for the embedded server; off with
+            ``base_url`` (another model's odds differ). ``None``: off.
 
     Raises:
         ConfigurationError: Another model name was asked for.
@@ -188,6 +194,7 @@ class LocalProvider:
         timeout: float | httpx.Timeout | None = None,
         invalid_output: Literal["answer_in_text", "raise"] = "answer_in_text",
         extra_body: Mapping[str, Any] | None = None,
+        call_threshold: float | Literal["auto"] | None = "auto",
     ) -> None:
         _check_model(model)
         if invalid_output not in ("answer_in_text", "raise"):
@@ -200,6 +207,7 @@ class LocalProvider:
         self._timeout = timeout
         self._extra_body = extra_body
         self._invalid_output = invalid_output
+        self._call_threshold = _threshold(call_threshold, base_url)
         self._wire: LocalWire | None = None
         self._served: str | None = None
 
@@ -244,6 +252,7 @@ class LocalProvider:
         check_model_request(self.name, self._external_url or _EMBEDDED)
         _check_model(request.model)
         sent = local_request(adapt_request(request))
+        sent = await self._steered(sent)
         state = _Attempts()
         recovered = 0
         while True:
@@ -269,6 +278,18 @@ class LocalProvider:
                 sent, state.restart = again
                 recovered += 1
                 yield RetryScheduled(attempt=state.sent, delay_s=0.0, error=err)
+
+    async def _steered(self, sent: LocalRequest) -> LocalRequest:
+        """``sent``, or a plain-answer request when the model is unsure it should call."""
+        threshold = self._call_threshold
+        if threshold is None or not _steerable(sent):
+            return sent
+        wire = await self._wire_for(restart=False)
+        share = await wire.call_share(sent)
+        if share is None or share >= threshold:
+            return sent
+        _log.debug("call share %.2f < %.2f: asking for a plain answer", share, threshold)
+        return replace(sent, answer_only=True)
 
     def _recovery(self, err: LLMError, sent: LocalRequest) -> tuple[LocalRequest, bool] | None:
         """The request to try once more and whether to restart the server first, or ``None``."""
@@ -367,6 +388,27 @@ def _embedded_url(restart: bool) -> str:
     if not restart:
         return ensure_server()
     return default_supervisor().ensure(check_health=True)
+
+
+def _threshold(value: float | str | None, base_url: str | None) -> float | None:
+    if value == "auto":
+        return CALL_THRESHOLD if base_url is None else None
+    if value is None:
+        return None
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0.0 <= value <= 1.0:
+        return float(value)
+    raise UserError(f"call_threshold={value!r}: use a probability from 0 to 1, 'auto' or None")
+
+
+def _steerable(sent: LocalRequest) -> bool:
+    """Whether the call-share probe applies: functions offered, no answer format asked for."""
+    return (
+        bool(sent.tools)
+        and sent.tool_choice == "auto"
+        and not sent.answer_only
+        and sent.response_format is None
+        and sent.answer_schema is None
+    )
 
 
 def _check_model(model: str | None) -> None:

@@ -25,6 +25,7 @@ from openprogram.providers._http_provider import HttpOptions, StreamParser
 from openprogram.providers._sse import SSEEvent
 from openprogram.providers.base import ProviderEvent, ProviderRequest
 from openprogram.providers.local._grammar import ANSWER_GRAMMAR, answer_grammar, calls_grammar
+from openprogram.providers.local._odds import read_share
 from openprogram.providers.local._picks import Pick, pick_functions, picks_of
 from openprogram.providers.openai import ChatStream, OpenAIProvider, parse_chat_completion
 
@@ -111,6 +112,13 @@ class LocalWire(OpenAIProvider):
             # Without the function list this model answers; with it, it keeps calling.
             body["grammar"] = ANSWER_GRAMMAR
         return body
+
+    async def call_share(self, request: ProviderRequest) -> float | None:
+        """The model's share of call openers on its first token for ``request`` (``_odds``)."""
+        model = str(self.model)
+        body = self._body(request, model, stream=False)
+        client = self._client or await self._clients.get()
+        return await read_share(client, self._url(model, False), body, self._auth_headers())
 
     def _classify(self, status: int, headers: httpx.Headers, body: bytes) -> LLMError:
         err = super()._classify(status, headers, body)

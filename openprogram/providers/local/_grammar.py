@@ -30,7 +30,7 @@ _MAX_CALLS = 8
 """Most calls in one reply: a greedy small model can repeat one call without end."""
 
 _BASE = r"""
-ws ::= " "?
+ws ::= [ \t\n]{0,8}
 string ::= "\"" char* "\""
 char ::= [^"\\\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})
 integer ::= "-"? ([0-9] | [1-9] [0-9]{1,15})

@@ -1,0 +1,64 @@
+"""How likely the local model is to call a function now: one token, read before the reply.
+
+On the BFCL questions the 0.5B model called an unrelated function for about
+half of the requests no offered function can serve. Its first token says how
+sure it is: asked for one token with its probabilities (no grammar), the
+share of call openers (``[``, a code fence, ``{``) was, over 20 questions per
+category, 0.00-0.78 (median 0.17) where no function fits, 0.54-0.92 (median
+0.82) on single-function questions and 0.42-0.93 (median 0.80) on
+pick-one-of-several. So below ``CALL_THRESHOLD`` the provider asks for a
+plain answer instead (the function list left out). The probe costs one
+generated token: its prompt is the reply's prompt, which llama.cpp then
+finds in its cache.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import httpx
+
+__all__ = ["CALL_THRESHOLD", "call_share", "probe_body", "read_share"]
+
+CALL_THRESHOLD = 0.6
+"""Below this share of call openers on the first token the model is asked for an answer."""
+
+_TOP = 20
+_OPENERS = ("[", "`", "{")
+
+
+def probe_body(body: dict[str, Any]) -> dict[str, Any]:
+    """A reply's request body turned into the one-token probe (no grammar, no stream)."""
+    probe = {k: v for k, v in body.items() if k not in ("grammar", "stream_options")}
+    probe.update(stream=False, max_tokens=1, logprobs=True, top_logprobs=_TOP)
+    return probe
+
+
+def call_share(data: Any) -> float | None:
+    """The probability mass of call openers on the probe's token, or ``None`` if unreadable."""
+    try:
+        top = data["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
+        return sum(
+            math.exp(float(t["logprob"]))
+            for t in top
+            if str(t["token"]).lstrip().startswith(_OPENERS)
+        )
+    except (KeyError, IndexError, TypeError, ValueError):
+        return None
+
+
+async def read_share(
+    client: httpx.AsyncClient, url: str, body: dict[str, Any], headers: dict[str, str]
+) -> float | None:
+    """Send the probe; ``None`` on any failure (the reply is then asked for as usual)."""
+    sent = {"content-type": "application/json", **headers}
+    try:
+        data = json.dumps(probe_body(body))
+        response = await client.post(url, content=data, headers=sent, timeout=60.0)
+        if response.status_code != 200:
+            return None
+        return call_share(response.json())
+    except (httpx.HTTPError, ValueError):
+        return None  # the probe only steers: without it the reply is asked for unchanged
