@@ -40,6 +40,8 @@ def call_share(data: Any) -> float | None:
     """The probability mass of call openers on the probe's token, or ``None`` if unreadable."""
     try:
         top = data["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
+        if not top:
+            return None  # no candidates (top_logprobs ignored): a share of 0 would be made up
         return sum(
             math.exp(float(t["logprob"]))
             for t in top

@@ -35,13 +35,15 @@ PROBE_FIELDS = ("stream", "stream_options", "max_tokens", "logprobs", "top_logpr
 CALL_PARIS = '[{"name": "get_weather", "arguments": {"city": "Paris"}}]'
 
 
-def probe(*tops: tuple[str, float]) -> Reply:
-    """A one-token reply whose first token had these (token, probability) candidates."""
+def probe(*tops: tuple[str, float], listed: bool = True) -> Reply:
+    """A one-token reply whose first token had these (token, probability) candidates.
+
+    ``listed=False``: the candidates are left out (an empty ``top_logprobs``).
+    """
     body = completion(tops[0][0])
     candidates = [{"token": t, "logprob": math.log(p), "bytes": None} for t, p in tops]
-    body["choices"][0]["logprobs"] = {
-        "content": [{**candidates[0], "top_logprobs": candidates}],
-    }
+    shown = candidates if listed else []
+    body["choices"][0]["logprobs"] = {"content": [{**candidates[0], "top_logprobs": shown}]}
     body["choices"][0]["finish_reason"] = "length"
     return Reply(body=body)
 
@@ -214,8 +216,9 @@ def test_no_probe_when_off_or_auto_with_a_base_url(
         Reply(body=completion("The")),  # no logprobs (a server that does not send them)
         Reply(body="not json"),
         Reply(body={"choices": []}),
+        probe(("[", 0.9), listed=False),  # no candidates: nothing says the model is unsure
     ],
-    ids=["http-500", "no-logprobs", "not-json", "no-choices"],
+    ids=["http-500", "no-logprobs", "not-json", "no-choices", "no-candidates"],
 )
 def test_a_failed_probe_leaves_the_request_unchanged(wire: WireServer, failed: Reply) -> None:
     wire.push(failed, Reply(body=completion(CALL_PARIS)))
