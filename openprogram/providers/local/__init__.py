@@ -55,7 +55,6 @@ from openprogram.providers.base import (
     ToolCallDelta,
 )
 from openprogram.providers.local._chat import INVALID_OUTPUT, LocalRequest, LocalWire
-from openprogram.providers.local._odds import CALL_THRESHOLD
 from openprogram.providers.local._server import LOCAL_MODEL, default_supervisor
 from openprogram.providers.local._turn import (
     BrokenReply,
@@ -174,9 +173,9 @@ class LocalProvider:
         extra_body: Extra request fields, e.g. ``{"temperature": 0}``.
         call_threshold: Under ``tool_choice="auto"``, ask for a plain answer when the
             model's first token opens a call with less than this probability (one
-            extra token, read first; see ``docs/local-model.md``). ``"auto"``: 0.6,
-            measured on the embedded model, for the embedded server; off with
-            ``base_url`` (another model's odds differ). ``None``: off.
+            extra token, read first; see ``docs/local-model.md``). ``None`` (the
+            default): off. 0.6 suits specific requests (BFCL's); vaguer ones, like the
+            README tour's (0.55), fall below it.
 
     Raises:
         ConfigurationError: Another model name was asked for.
@@ -194,7 +193,7 @@ class LocalProvider:
         timeout: float | httpx.Timeout | None = None,
         invalid_output: Literal["answer_in_text", "raise"] = "answer_in_text",
         extra_body: Mapping[str, Any] | None = None,
-        call_threshold: float | Literal["auto"] | None = "auto",
+        call_threshold: float | None = None,
     ) -> None:
         _check_model(model)
         if invalid_output not in ("answer_in_text", "raise"):
@@ -207,7 +206,7 @@ class LocalProvider:
         self._timeout = timeout
         self._extra_body = extra_body
         self._invalid_output = invalid_output
-        self._call_threshold = _threshold(call_threshold, base_url)
+        self._call_threshold = _threshold(call_threshold)
         self._wire: LocalWire | None = None
         self._served: str | None = None
 
@@ -390,14 +389,12 @@ def _embedded_url(restart: bool) -> str:
     return default_supervisor().ensure(check_health=True)
 
 
-def _threshold(value: float | str | None, base_url: str | None) -> float | None:
-    if value == "auto":
-        return CALL_THRESHOLD if base_url is None else None
+def _threshold(value: object) -> float | None:
     if value is None:
         return None
     if isinstance(value, int | float) and not isinstance(value, bool) and 0.0 <= value <= 1.0:
         return float(value)
-    raise UserError(f"call_threshold={value!r}: use a probability from 0 to 1, 'auto' or None")
+    raise UserError(f"call_threshold={value!r}: use a probability from 0 to 1, or None")
 
 
 def _steerable(sent: LocalRequest) -> bool:

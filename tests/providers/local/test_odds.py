@@ -191,11 +191,8 @@ def test_no_probe_without_tools(wire: WireServer) -> None:
     assert "logprobs" not in wire.requests[0].json
 
 
-@pytest.mark.parametrize("options", [{"call_threshold": None}, {"call_threshold": "auto"}, {}])
-def test_no_probe_when_off_or_auto_with_a_base_url(
-    wire: WireServer, options: dict[str, Any]
-) -> None:
-    # "auto" probes only the embedded server: another server's model has other odds.
+@pytest.mark.parametrize("options", [{"call_threshold": None}, {}])
+def test_no_probe_when_off_which_is_the_default(wire: WireServer, options: dict[str, Any]) -> None:
     wire.push(Reply(body=completion(CALL_PARIS)), HIGH, Reply(body=completion(CALL_PARIS)))
     off = drive(provider(wire, **options), request("Weather?", tools=(WEATHER,)))
     assert [c.name for c in off.message.tool_calls] == ["get_weather"]
@@ -234,7 +231,7 @@ def test_a_failed_probe_leaves_the_request_unchanged(wire: WireServer, failed: R
 # -- options -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("value", [1.5, -0.1, True, "high"])
+@pytest.mark.parametrize("value", [1.5, -0.1, True, "high", "auto"])
 def test_a_bad_call_threshold_is_refused(value: Any) -> None:
     with pytest.raises(UserError, match="call_threshold"):
         LocalProvider(base_url="http://127.0.0.1:9/v1", call_threshold=value)
