@@ -17,6 +17,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from openprogram.registry import default_registry
 from openprogram.testing import ALLOW_ENV_VAR, allow_model_requests
 
 os.environ[ALLOW_ENV_VAR] = "0"
@@ -34,3 +35,12 @@ def _model_requests_only_where_marked(
             yield
     else:
         yield
+
+
+@pytest.fixture
+def clean_registry() -> Iterator[None]:
+    """Unregister what decorators in a test (or a doc's example) add to the default registry."""
+    before = set(default_registry.names())
+    yield
+    for name in set(default_registry.names()) - before:
+        default_registry.unregister(name)

@@ -9,12 +9,9 @@ provider key, say) is only compiled.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from openprogram import default_registry
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 PAGES = sorted(p.name for p in DOCS.glob("*.md"))
@@ -28,15 +25,6 @@ def python_blocks(page: str) -> list[tuple[int, bool, str]]:
         (text.count("\n", 0, m.start(2)) + 1, m.group(1) is None, m.group(2))
         for m in _BLOCK.finditer(text)
     ]
-
-
-@pytest.fixture
-def clean_registry() -> Iterator[None]:
-    """Unregister what the examples' decorators add to the shared default registry."""
-    before = set(default_registry.names())
-    yield
-    for name in set(default_registry.names()) - before:
-        default_registry.unregister(name)
 
 
 def test_docs_exist() -> None:

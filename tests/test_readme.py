@@ -9,13 +9,12 @@ tested. Only the provider behind ``"local:..."`` is swapped for a
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from openprogram import Runtime, default_registry, providers
+from openprogram import Runtime, providers
 from openprogram.events import AgentInvoked, ToolCallStarted
 from openprogram.messages import ToolResultMessage
 from openprogram.providers.base import ProviderRequest
@@ -43,14 +42,6 @@ def planner(request: ProviderRequest) -> Any:
         return call("plan_trip", destination="Paris")
     assert offered == ["get_weather"], offered
     return call("get_weather", city="Paris")
-
-
-@pytest.fixture
-def clean_registry() -> Iterator[None]:
-    before = set(default_registry.names())
-    yield
-    for name in set(default_registry.names()) - before:
-        default_registry.unregister(name)
 
 
 @pytest.mark.usefixtures("clean_registry")

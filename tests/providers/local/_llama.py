@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from openprogram.messages import AssistantMessage, Message, ToolCall, ToolResultMessage
 from openprogram.providers.local import LOCAL_MODEL, LocalProvider
 
 from .._server import Reply, WireServer, sse
@@ -76,3 +77,16 @@ def call_chunks(*pieces: str) -> Reply:
         "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
     }
     return Reply(chunks=[sse(role_chunk()), *(sse(d) for d in deltas), sse(end, "[DONE]")])
+
+
+def answered(
+    question: str, name: str, arguments: dict[str, Any], result: str
+) -> tuple[str | Message, ...]:
+    """A conversation in which one call (id ``c1``) was made and its result came back."""
+    return (
+        question,
+        AssistantMessage(
+            (ToolCall(id="c1", name=name, arguments=arguments),), stop_reason="tool_calls"
+        ),
+        ToolResultMessage(call_id="c1", tool_name=name, content=result),
+    )

@@ -29,7 +29,15 @@ from openprogram.providers.local import (
 
 from .._helpers import ADD, WEATHER, drive, fail, kinds, request
 from .._server import Reply, WireServer, sse
-from ._llama import call_chunks, completion, names, provider, role_chunk, text_stream
+from ._llama import (
+    answered,
+    call_chunks,
+    completion,
+    names,
+    provider,
+    role_chunk,
+    text_stream,
+)
 
 # model_requests: fake llama.cpp servers on 127.0.0.1, talked to on purpose (tests/conftest.py)
 pytestmark = [pytest.mark.usefixtures("clean_env"), pytest.mark.model_requests]
@@ -44,6 +52,11 @@ INVALID = {
 
 
 # -- what is sent ---------------------------------------------------------------------------
+
+
+PARIS_ANSWERED = answered(
+    "What's the weather in Paris?", "get_weather", {"city": "Paris"}, "Sunny, 21 C"
+)
 
 
 def test_tools_go_to_the_template_with_a_grammar_not_to_the_server_parser(
@@ -104,14 +117,7 @@ def test_forcing_a_tool_that_is_not_offered_is_a_user_error() -> None:
 
 def test_history_with_tool_calls_and_results_is_sent_in_chat_form(wire: WireServer) -> None:
     wire.push(Reply(body=completion("It is sunny in Paris.")))
-    history = (
-        "What's the weather in Paris?",
-        AssistantMessage(
-            (ToolCall(id="c1", name="get_weather", arguments={"city": "Paris"}),),
-            stop_reason="tool_calls",
-        ),
-        ToolResultMessage(call_id="c1", tool_name="get_weather", content="Sunny, 21 C"),
-    )
+    history = PARIS_ANSWERED
     run = drive(provider(wire), request(*history, tools=(WEATHER,)))
     roles = [m["role"] for m in wire.requests[0].json["messages"]]
     assert roles == ["user", "assistant", "tool"]
@@ -241,14 +247,7 @@ def test_a_call_cut_at_the_token_limit_is_asked_again_with_room(wire: WireServer
 
 
 def test_a_call_repeating_an_answered_one_is_asked_again_for_an_answer(wire: WireServer) -> None:
-    history = (
-        "What's the weather in Paris?",
-        AssistantMessage(
-            (ToolCall(id="c1", name="get_weather", arguments={"city": "Paris"}),),
-            stop_reason="tool_calls",
-        ),
-        ToolResultMessage(call_id="c1", tool_name="get_weather", content="Sunny, 21 C"),
-    )
+    history = PARIS_ANSWERED
     again = '[{"name": "get_weather", "arguments": {"city": "Paris", "units": "celsius"}}]'
     wire.push(Reply(body=completion(again)), Reply(body=completion("Sunny and 21 C.")))
     run = drive(provider(wire), request(*history, tools=(WEATHER,)))
@@ -413,14 +412,7 @@ def test_a_streamed_reply_repeating_one_call_stops_at_the_first_repeat(wire: Wir
 def test_a_streamed_call_repeating_an_answered_one_stops_and_asks_for_the_answer(
     wire: WireServer,
 ) -> None:
-    history = (
-        "What's the weather in Paris?",
-        AssistantMessage(
-            (ToolCall(id="c1", name="get_weather", arguments={"city": "Paris"}),),
-            stop_reason="tool_calls",
-        ),
-        ToolResultMessage(call_id="c1", tool_name="get_weather", content="Sunny, 21 C"),
-    )
+    history = PARIS_ANSWERED
     again = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
     wire.push(call_chunks("[", again, ", ", again, "]"), text_stream("Sunny and 21 C."))
     run = drive(provider(wire, stream=True), request(*history, tools=(WEATHER,)))

@@ -14,12 +14,11 @@ from typing import Any
 import pytest
 
 from openprogram import Runtime
-from openprogram.messages import AssistantMessage, ToolCall, ToolResultMessage
 
 from .._helpers import drive, request
 from .._server import Reply, WireServer
 from ._gbnf import accepts
-from ._llama import call_chunks, completion, names, provider
+from ._llama import answered, call_chunks, completion, names, provider
 
 # model_requests: fake llama.cpp servers on 127.0.0.1, talked to on purpose (tests/conftest.py)
 pytestmark = [pytest.mark.usefixtures("clean_env"), pytest.mark.model_requests]
@@ -45,13 +44,8 @@ def calls(*pairs: tuple[str, dict[str, Any]]) -> Reply:
     return Reply(body=completion(listed(*pairs)))
 
 
-LOOKED_UP = (
-    "Refund A-1 if it was charged twice.",
-    AssistantMessage(
-        (ToolCall(id="c1", name="lookup_order", arguments={"order_id": "A-1"}),),
-        stop_reason="tool_calls",
-    ),
-    ToolResultMessage(call_id="c1", tool_name="lookup_order", content="charged twice"),
+LOOKED_UP = answered(
+    "Refund A-1 if it was charged twice.", "lookup_order", {"order_id": "A-1"}, "charged twice"
 )
 
 
