@@ -51,6 +51,9 @@ class LocalRequest(ProviderRequest):
     """Ask for a plain answer: the function list is left out of the prompt."""
     slot: int | None = None
     """The server slot whose KV cache this request should use (``id_slot``)."""
+    picks: tuple[Pick, ...] = ()
+    """The decision options shown as functions (``request_picks``), worked out once per
+    request by ``local_request``: the body lists them and the reply is read against them."""
 
 
 def shown_tools(request: ProviderRequest) -> tuple[Any, ...]:
@@ -100,7 +103,8 @@ class LocalWire(OpenAIProvider):
             body["max_tokens"] = limit
         answer = request.answer_schema if request.response_format is None else None
         functions = [self._tool(spec)["function"] for spec in shown_tools(request)]
-        functions += pick_functions(request_picks(request))
+        picks = request.picks if isinstance(request, LocalRequest) else request_picks(request)
+        functions += pick_functions(picks)
         if functions:
             body["chat_template_kwargs"] = {"functions": functions}
             if request.response_format is None:

@@ -52,7 +52,8 @@ class BrokenReply(Exception):
 def local_request(request: ProviderRequest) -> LocalRequest:
     """``request`` as a ``LocalRequest`` for the embedded model."""
     values = {f.name: getattr(request, f.name) for f in fields(ProviderRequest)}
-    return LocalRequest(**{**values, "model": LOCAL_MODEL})
+    sent = LocalRequest(**{**values, "model": LOCAL_MODEL})
+    return replace(sent, picks=request_picks(sent))
 
 
 def reask(broken: BrokenReply, sent: LocalRequest, limit: int | None) -> LocalRequest | None:
@@ -81,7 +82,7 @@ async def shaped(
         BrokenReply: The reply opened calls but they could not be read, or repeat old ones.
     """
     held = ""
-    picks = request_picks(sent)
+    picks = sent.picks
     may_call = bool(picks) or (sent.tools and not sent.answer_only and sent.response_format is None)
     calls: bool | None = None if may_call else False
     scanner, seen = CallScanner(), list[tuple[str, dict[str, Any]]]()

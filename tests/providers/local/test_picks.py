@@ -284,3 +284,40 @@ def test_an_option_defining_types_is_a_function_that_carries_them(wire: WireServ
     assert not accepts(grammar, '[{"name": "ship", "arguments": {"items": [{"qty": 1}]}}]')
     assert accepts(grammar, '{"call": "ship", "args": {"items": [{"sku": "X-1"}]}}')
     assert not accepts(grammar, '{"call": "ship", "args": {"items": [{"qty": 1}]}}')
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
+def test_the_options_are_worked_out_once_per_request(
+    wire: WireServer, stream: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The body lists the options and the reply is read against them: one reckoning
+    # per request, carried on the request, serves both (the re-ask of a repeat too).
+    import openprogram.providers.local._chat as chat
+
+    worked: list[int] = []
+    real = chat.picks_of
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        worked.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(chat, "picks_of", counted)
+    repeat = json.dumps([{"name": "lookup_order", "arguments": {"order_id": "A-1"}}])
+    wire.push(
+        Reply(body=calls(LOOKUP_A1)),
+        call_chunks(repeat) if stream else Reply(body=completion(repeat)),
+        Reply(body=calls(REFUND_A1)),
+    )
+    desk = Desk()
+    rt = local_runtime(wire, stream=stream)
+    task = "Order A-1 was charged twice."
+    result = rt.exec(task, tools=[desk.lookup_order], choices=desk.choices())
+    assert result == "refunded A-1"
+    assert desk.ran == [("lookup_order", "A-1"), ("refund", "A-1")]
+    assert [names(seen.json) for seen in wire.requests][1:] == [
+        ["lookup_order", "refund", "reply"],
+        ["refund", "reply"],  # the re-ask of the repeat carries the same options
+    ]
+    # Once in all: the first model call has no result in yet (no options to work out),
+    # and the second's re-ask is the same request asked again.
+    assert len(worked) == 1
