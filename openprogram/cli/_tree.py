@@ -91,7 +91,7 @@ class TreeView:
         if isinstance(event, ProviderRateLimited):
             return f"  … rate limited, retrying in {event.retry_after_seconds:.1f} s"
         if isinstance(event, ProviderError):
-            return f"  ! provider error ({event.reason}): {_cut(event.message)}"
+            return _provider_error(event)
         if isinstance(event, AgentEnd):
             tokens = event.input_tokens + event.output_tokens
             return (
@@ -150,6 +150,15 @@ class JsonLinesView:
         with self._lock:
             self._out.write(line + "\n")
             self._out.flush()
+
+
+def _provider_error(event: ProviderError) -> str:
+    """A failed attempt: a quiet line when the call is asked again, an alarm when it failed."""
+    if event.retrying:
+        # Routine on the local model (a reply that repeats a call, or is cut at the limit, is
+        # asked again) and on a flaky server: the run goes on, so nothing here is alarming.
+        return f"  ↻ asked again: {_cut(event.message, 110)}"
+    return f"  ! provider error ({event.reason}): {_cut(event.message)}"
 
 
 def _cut(text: str | None, limit: int = 90) -> str:

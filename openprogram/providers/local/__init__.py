@@ -26,7 +26,7 @@ measurements in ``docs/local-model.md``):
   (cut at the output limit, say), is asked again: with a larger limit, or
   for a plain answer without the function list. The re-ask is reported as
   ``RetryScheduled`` (a ``ProviderError`` event with ``retrying=True``) and
-  logged as a warning; ``invalid_output="raise"`` raises ``LLMError``.
+  logged at info level (routine); ``invalid_output="raise"`` raises ``LLMError``.
 - If the server process died, the provider restarts it once and retries.
 """
 
@@ -308,8 +308,9 @@ class LocalProvider:
 
     def _broken_error(self, broken: BrokenReply, sent: LocalRequest, wire: LocalWire) -> LLMError:
         return LLMError(
-            "the local model's reply was not usable "
-            f"(tool_choice={sent.tool_choice!r}): {broken.why}",
+            # Why first: the live tree's "asked again" line shows the start of this message.
+            f"the local model's reply was not usable: {broken.why} "
+            f"(tool_choice={sent.tool_choice!r})",
             reason="server",
             provider=self.name,
             model=broken.message.model or self._served or LOCAL_MODEL,
