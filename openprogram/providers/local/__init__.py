@@ -43,12 +43,14 @@ from typing import Any, Literal, Self
 import httpx
 
 from openprogram.exceptions import ConfigurationError, LLMError, UserError
+from openprogram.messages import Usage
 from openprogram.providers._allow import check_model_request
 from openprogram.providers._wire import forced_tool_name, set_message
 from openprogram.providers.base import (
     ProviderEvent,
     ProviderRequest,
     RequestSent,
+    ResponseDone,
     RetryScheduled,
     TextDelta,
     ThinkingDelta,
@@ -251,7 +253,7 @@ class LocalProvider:
         check_model_request(self.name, self._external_url or _EMBEDDED)
         _check_model(request.model)
         sent = local_request(adapt_request(request))
-        sent = await self._steered(sent)
+        sent, spent = await self._steered(sent)
         state = _Attempts()
         recovered = 0
         while True:
@@ -260,7 +262,7 @@ class LocalProvider:
                 # aclosing: a caller that stops early must not leave the HTTP response open.
                 async with aclosing(state.run(wire, sent)) as events:
                     async for event in shaped(events, sent):
-                        yield event
+                        yield _counted(event, spent)
                 return
             except BrokenReply as broken:
                 error = self._broken_error(broken, sent, wire)
@@ -278,17 +280,18 @@ class LocalProvider:
                 recovered += 1
                 yield RetryScheduled(attempt=state.sent, delay_s=0.0, error=err)
 
-    async def _steered(self, sent: LocalRequest) -> LocalRequest:
-        """``sent``, or a plain-answer request when the model is unsure it should call."""
+    async def _steered(self, sent: LocalRequest) -> tuple[LocalRequest, Usage]:
+        """``sent``, or a plain-answer request when the model is unsure it should call;
+        and the tokens the call-share probe cost (none when there was no probe)."""
         threshold = self._call_threshold
         if threshold is None or not _steerable(sent):
-            return sent
+            return sent, Usage()
         wire = await self._wire_for(restart=False)
-        share = await wire.call_share(sent)
+        share, cost = await wire.call_share(sent)
         if share is None or share >= threshold:
-            return sent
+            return sent, cost
         _log.debug("call share %.2f < %.2f: asking for a plain answer", share, threshold)
-        return replace(sent, answer_only=True)
+        return replace(sent, answer_only=True), cost
 
     def _recovery(self, err: LLMError, sent: LocalRequest) -> tuple[LocalRequest, bool] | None:
         """The request to try once more and whether to restart the server first, or ``None``."""
@@ -382,6 +385,15 @@ class _Attempts:
             close = getattr(events, "aclose", None)
             if close is not None:  # end the wire's stream (and its HTTP response) promptly
                 await close()
+
+
+def _counted(event: ProviderEvent, spent: Usage) -> ProviderEvent:
+    """``event``, its reply's usage including ``spent``: the tokens of the call's other model
+    requests (the call-share probe), real model calls counted with the reply they served."""
+    if not isinstance(event, ResponseDone) or spent == Usage():
+        return event
+    message = event.message
+    return ResponseDone(replace(message, usage=message.usage + spent))
 
 
 def _embedded_url(restart: bool) -> str:

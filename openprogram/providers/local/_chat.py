@@ -20,14 +20,19 @@ from typing import Any, Unpack
 import httpx
 
 from openprogram.exceptions import LLMError
-from openprogram.messages import AssistantMessage, ToolResultMessage
+from openprogram.messages import AssistantMessage, ToolResultMessage, Usage
 from openprogram.providers._http_provider import HttpOptions, StreamParser
 from openprogram.providers._sse import SSEEvent
 from openprogram.providers.base import ProviderEvent, ProviderRequest
 from openprogram.providers.local._grammar import ANSWER_GRAMMAR, answer_grammar, calls_grammar
-from openprogram.providers.local._odds import read_share
+from openprogram.providers.local._odds import call_share, probe_body
 from openprogram.providers.local._picks import Pick, pick_functions, picks_of
-from openprogram.providers.openai import ChatStream, OpenAIProvider, parse_chat_completion
+from openprogram.providers.openai import (
+    ChatStream,
+    OpenAIProvider,
+    chat_usage,
+    parse_chat_completion,
+)
 
 __all__ = ["INVALID_OUTPUT", "LocalRequest", "LocalWire", "request_picks", "shown_tools"]
 
@@ -117,12 +122,47 @@ class LocalWire(OpenAIProvider):
             body["grammar"] = ANSWER_GRAMMAR
         return body
 
-    async def call_share(self, request: ProviderRequest) -> float | None:
-        """The model's share of call openers on its first token for ``request`` (``_odds``)."""
-        model = str(self.model)
-        body = self._body(request, model, stream=False)
+    async def call_share(self, request: ProviderRequest) -> tuple[float | None, Usage]:
+        """The model's share of call openers on its first token for ``request`` (``_odds``).
+
+        Returns:
+            The share (``None`` if the probe failed or its reply is unreadable), and
+            the tokens the probe cost as the server counted them (none if it failed).
+        """
+        probe = probe_body(self._body(request, str(self.model), stream=False))
+        data = await self._side_request(request, probe, "while probing the model's first token")
+        if data is None:
+            return None, Usage()
+        return call_share(data), _usage_of(data)
+
+    async def _side_request(
+        self, request: ProviderRequest, body: dict[str, Any], what: str
+    ) -> Any | None:
+        """Post ``body`` (not streamed) beside ``request``'s reply: its JSON, else ``None``.
+
+        Bounded like the reply's own request: the provider's read timeout, and
+        the exec's deadline or the provider's ``total_timeout_s``, whichever ends sooner.
+        """
+        bounded, _ = self._bounded(request)
         client = self._client or await self._clients.get()
-        return await read_share(client, self._url(model, False), body, self._auth_headers())
+        headers = {"content-type": "application/json", **self._auth_headers()}
+        timeout = self._timeout if self._timeout is not None else httpx.USE_CLIENT_DEFAULT
+        post = client.post(
+            self._url(str(self.model), False),
+            content=json.dumps(body),
+            headers={**headers, **self._extra_headers},
+            timeout=timeout,
+        )
+        try:
+            response = await self._guard(post, bounded.deadline, what)
+            if response.status_code != 200:
+                return None
+            return response.json()
+        except (LLMError, ValueError):
+            # Transport failures, timeouts and the deadline (LLMError from _guard), a body that
+            # is not JSON: a side request only informs. The reply's own request then runs as
+            # usual and meets the same deadline, where it is reported.
+            return None
 
     def _classify(self, status: int, headers: httpx.Headers, body: bytes) -> LLMError:
         err = super()._classify(status, headers, body)
@@ -165,3 +205,14 @@ def _with_cached(message: AssistantMessage, data: Any) -> AssistantMessage:
     cached = int(timings.get("cache_n") or 0)
     usage = replace(message.usage, cached_tokens=min(cached, message.usage.input_tokens))
     return replace(message, usage=usage)
+
+
+def _usage_of(data: Any) -> Usage:
+    """The tokens of a non-streamed reply (``usage``, cached ones from ``timings``)."""
+    usage = data.get("usage") if isinstance(data, dict) else None
+    if not isinstance(usage, dict):
+        return Usage()
+    try:
+        return _with_cached(AssistantMessage((), usage=chat_usage(usage)), data).usage
+    except (TypeError, ValueError):
+        return Usage()  # counts that are not numbers: nothing is known

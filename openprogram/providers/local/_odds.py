@@ -11,18 +11,18 @@ the provider asks for a plain answer instead (the function list left out).
 It is off by default: the README tour's request ("Help me plan a trip to
 Paris." with ``plan_trip``) scored 0.55, inside the irrelevant range, so
 0.6 answered it without planning. The probe costs one generated token: its
-prompt is the reply's prompt, which llama.cpp then finds in its cache.
+prompt is the reply's prompt, which llama.cpp then finds in its cache. It is a
+real model call, so its tokens are added to the reply's usage; it is sent with
+the provider's read timeout and within the exec's deadline, like the reply
+(``LocalWire.call_share``).
 """
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
 
-import httpx
-
-__all__ = ["CALL_THRESHOLD", "call_share", "probe_body", "read_share"]
+__all__ = ["CALL_THRESHOLD", "call_share", "probe_body"]
 
 CALL_THRESHOLD = 0.6
 """The threshold measured on BFCL (irrelevance 13/20 -> 16/20); the option's suggested value."""
@@ -51,18 +51,3 @@ def call_share(data: Any) -> float | None:
         )
     except (KeyError, IndexError, TypeError, ValueError):
         return None
-
-
-async def read_share(
-    client: httpx.AsyncClient, url: str, body: dict[str, Any], headers: dict[str, str]
-) -> float | None:
-    """Send the probe; ``None`` on any failure (the reply is then asked for as usual)."""
-    sent = {"content-type": "application/json", **headers}
-    try:
-        data = json.dumps(probe_body(body))
-        response = await client.post(url, content=data, headers=sent, timeout=60.0)
-        if response.status_code != 200:
-            return None
-        return call_share(response.json())
-    except (httpx.HTTPError, ValueError):
-        return None  # the probe only steers: without it the reply is asked for unchanged

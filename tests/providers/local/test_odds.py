@@ -10,10 +10,13 @@ llama.cpp's server writes ``logprobs`` (``choices[0].logprobs.content``).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
+import time
 from typing import Any
 
+import httpx
 import pytest
 
 from openprogram import Runtime
@@ -21,7 +24,7 @@ from openprogram.exceptions import UserError
 from openprogram.providers.base import ResponseFormat, ToolChoice
 from openprogram.providers.local import LocalProvider
 
-from .._helpers import WEATHER, drive, request
+from .._helpers import WEATHER, drive, fail, request
 from .._server import Reply, WireServer
 from ._gbnf import accepts
 from ._llama import completion, names, provider, text_stream
@@ -246,3 +249,77 @@ def test_the_api_key_is_sent_on_the_probe_too(wire: WireServer) -> None:
         "Bearer sk-local",
     ]
     assert wire.requests[0].json["logprobs"] is True
+
+
+# -- the probe is a model call like the reply's own --------------------------------------------
+
+
+def test_the_probe_tokens_count_with_the_reply(wire: WireServer) -> None:
+    probed = probe(("[", 0.9), ("The", 0.1))
+    assert isinstance(probed.body, dict)
+    probed.body["usage"] = {"prompt_tokens": 42, "completion_tokens": 1, "total_tokens": 43}
+    probed.body["timings"] = {"cache_n": 40, "prompt_n": 2, "predicted_n": 1}
+    wire.push(probed, Reply(body=completion(CALL_PARIS)), HIGH, Reply(body=completion("Sunny.")))
+    seen: list[Any] = []
+    rt = Runtime(provider(wire, call_threshold=0.6), observers=[seen.append])
+    assert rt.exec("What's the weather in Paris?", tools=[get_weather]) == "Sunny."
+    replies = [e.tokens for e in seen if type(e).__name__ == "ProviderResponseReceived"]
+    consumed = [e for e in seen if type(e).__name__ == "TokensConsumed"]
+    # Each reply (10 in / 5 out, see completion()) plus its probe: 42 in / 1 out, 40 of
+    # them cached, then the second probe's 10 in / 5 out (the same helper's figures).
+    assert replies == [
+        {"input": 52, "output": 6, "total": 58},
+        {"input": 20, "output": 10, "total": 30},
+    ]
+    assert (consumed[0].input_tokens, consumed[0].cached_tokens) == (52, 40)
+    assert rt.last_run is not None
+    assert rt.last_run.usage.input_tokens == 72
+
+
+def test_a_failed_probe_costs_nothing(wire: WireServer) -> None:
+    wire.push(Reply(500, {"error": {"message": "probe failed"}}), Reply(body=completion("Hi.")))
+    run = drive(provider(wire, call_threshold=0.6), request("Hi", tools=(WEATHER,)))
+    usage = run.message.usage
+    assert (usage.input_tokens, usage.output_tokens) == (10, 5)  # the reply's own
+
+
+def test_the_probe_is_sent_with_the_providers_read_timeout(wire: WireServer) -> None:
+    timeouts: list[dict[str, Any]] = []
+
+    async def note(sent: httpx.Request) -> None:
+        timeouts.append(dict(sent.extensions["timeout"]))
+
+    async def main() -> None:
+        async with httpx.AsyncClient(event_hooks={"request": [note]}) as client:
+            p = provider(wire, call_threshold=0.6, timeout=7.0, client=client)
+            async for _ in p.stream(request("Weather?", tools=(WEATHER,))):
+                pass
+
+    wire.push(HIGH, Reply(body=completion(CALL_PARIS)))
+    asyncio.run(main())
+    assert [seen.json.get("logprobs") for seen in wire.requests] == [True, None]
+    assert [t["read"] for t in timeouts] == [7.0, 7.0]  # the probe's, then the reply's
+
+
+def test_a_probe_slower_than_the_timeout_leaves_the_request_unchanged(wire: WireServer) -> None:
+    # The probe's answer would steer (LOW), but it comes after the provider's read timeout:
+    # the reply is then asked for as if there were no probe, functions listed.
+    wire.push(
+        Reply(body=LOW.body, delay_s=10.0),  # interrupted when the server closes
+        Reply(body=completion(CALL_PARIS)),
+    )
+    run = drive(provider(wire, call_threshold=0.6, timeout=2.0), request("Hi", tools=(WEATHER,)))
+    assert [c.name for c in run.message.tool_calls] == ["get_weather"]
+    sent_probe, real = (seen.json for seen in wire.requests)
+    assert sent_probe["logprobs"] is True
+    assert names(real) == ["get_weather"]
+
+
+def test_no_probe_is_sent_past_the_deadline(wire: WireServer) -> None:
+    wire.push(LOW, Reply(body=completion("Hi.")))
+    past = time.monotonic() - 1.0
+    run = fail(provider(wire, call_threshold=0.6), request("Hi", tools=(WEATHER,), deadline=past))
+    assert run.failure.reason == "timeout"
+    # Neither the probe nor the reply went out (only the look-up of the model's name
+    # for the error message did).
+    assert [seen.path for seen in wire.requests if seen.method == "POST"] == []
