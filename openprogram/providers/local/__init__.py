@@ -43,7 +43,7 @@ from typing import Any, Literal, Self
 import httpx
 
 from openprogram.exceptions import ConfigurationError, LLMError, UserError
-from openprogram.messages import Usage
+from openprogram.messages import AssistantMessage, Usage
 from openprogram.providers._allow import check_model_request
 from openprogram.providers._wire import forced_tool_name, set_message
 from openprogram.providers.base import (
@@ -259,16 +259,27 @@ class LocalProvider:
         while True:
             wire = await self._wire_for(restart=state.restart)
             try:
+                reply = None
                 # aclosing: a caller that stops early must not leave the HTTP response open.
-                async with aclosing(state.run(wire, sent)) as events:
-                    async for event in shaped(events, sent):
-                        yield _counted(event, spent)
+                async with (
+                    aclosing(state.run(wire, sent)) as events,
+                    aclosing(shaped(events, sent)) as shown,
+                ):
+                    async for event in shown:
+                        if isinstance(event, ResponseDone):
+                            reply = event.message
+                            break  # the last event: close the reply before counting it
+                        yield event
+                if reply is not None:
+                    yield await self._counted(reply, spent, sent, wire)
                 return
             except BrokenReply as broken:
                 error = self._broken_error(broken, sent, wire)
                 retry = None if recovered >= _MAX_REASKS else reask(broken, sent, wire.max_tokens)
                 if retry is None or self._invalid_output == "raise":
                     raise error from None
+                # A real model call, asked again: its tokens count with the reply that follows.
+                spent += await self._measured(broken.message.usage, sent, wire)
                 sent, recovered = retry, recovered + 1
                 _log.info("%s; asking again", error.message)
                 yield RetryScheduled(attempt=state.sent, delay_s=0.0, error=error)
@@ -292,6 +303,29 @@ class LocalProvider:
             return sent, cost
         _log.debug("call share %.2f < %.2f: asking for a plain answer", share, threshold)
         return replace(sent, answer_only=True), cost
+
+    async def _counted(
+        self, message: AssistantMessage, spent: Usage, sent: LocalRequest, wire: LocalWire
+    ) -> ResponseDone:
+        """The reply, its usage including ``spent``: the tokens of the call's other model
+        requests (the call-share probe, replies asked again), counted with the reply."""
+        usage = await self._measured(message.usage, sent, wire) + spent
+        return ResponseDone(message if usage == message.usage else replace(message, usage=usage))
+
+    async def _measured(self, usage: Usage, sent: LocalRequest, wire: LocalWire) -> Usage:
+        """``usage``, its prompt measured if the reply was stopped early with no figures."""
+        meter = sent.meter
+        if meter is None or not meter.prompt_unknown:
+            return usage
+        meter.prompt_unknown = False
+        prompt = await wire.prompt_usage(sent)
+        if prompt is None:
+            _log.warning(
+                "the local server sent no token counts for a reply stopped early, and measuring "
+                "its prompt failed: its prompt tokens are unknown and counted as 0"
+            )
+            return usage
+        return usage + prompt
 
     def _recovery(self, err: LLMError, sent: LocalRequest) -> tuple[LocalRequest, bool] | None:
         """The request to try once more and whether to restart the server first, or ``None``."""
@@ -385,15 +419,6 @@ class _Attempts:
             close = getattr(events, "aclose", None)
             if close is not None:  # end the wire's stream (and its HTTP response) promptly
                 await close()
-
-
-def _counted(event: ProviderEvent, spent: Usage) -> ProviderEvent:
-    """``event``, its reply's usage including ``spent``: the tokens of the call's other model
-    requests (the call-share probe), real model calls counted with the reply they served."""
-    if not isinstance(event, ResponseDone) or spent == Usage():
-        return event
-    message = event.message
-    return ResponseDone(replace(message, usage=message.usage + spent))
 
 
 def _embedded_url(restart: bool) -> str:

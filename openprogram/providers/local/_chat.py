@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Unpack
 
 import httpx
@@ -23,8 +23,9 @@ from openprogram.exceptions import LLMError
 from openprogram.messages import AssistantMessage, ToolResultMessage, Usage
 from openprogram.providers._http_provider import HttpOptions, StreamParser
 from openprogram.providers._sse import SSEEvent
-from openprogram.providers.base import ProviderEvent, ProviderRequest
+from openprogram.providers.base import ProviderEvent, ProviderRequest, TextDelta
 from openprogram.providers.local._grammar import ANSWER_GRAMMAR, answer_grammar, calls_grammar
+from openprogram.providers.local._meter import Meter
 from openprogram.providers.local._odds import call_share, probe_body
 from openprogram.providers.local._picks import Pick, pick_functions, picks_of
 from openprogram.providers.openai import (
@@ -59,6 +60,8 @@ class LocalRequest(ProviderRequest):
     picks: tuple[Pick, ...] = ()
     """The decision options shown as functions (``request_picks``), worked out once per
     request by ``local_request``: the body lists them and the reply is read against them."""
+    meter: Meter | None = field(default=None, compare=False, repr=False)
+    """Where the stream parser notes what the reply has cost so far (``_meter``)."""
 
 
 def shown_tools(request: ProviderRequest) -> tuple[Any, ...]:
@@ -98,6 +101,8 @@ class LocalWire(OpenAIProvider):
         body = super()._body(replace(request, tools=()), model, stream)
         body["cache_prompt"] = True
         body["dry_multiplier"] = _DRY_MULTIPLIER
+        if stream:
+            body["timings_per_token"] = True  # the figures of a reply stopped early (_meter)
         limit = body.get("max_tokens", self._max_tokens)
         if isinstance(request, LocalRequest):
             if request.slot is not None:
@@ -134,6 +139,22 @@ class LocalWire(OpenAIProvider):
         if data is None:
             return None, Usage()
         return call_share(data), _usage_of(data)
+
+    async def prompt_usage(self, request: ProviderRequest) -> Usage | None:
+        """The prompt tokens of ``request`` as the server counts them (``input_tokens``,
+        ``cached_tokens``), from a one-token request; ``None`` if that failed.
+
+        For a reply stopped early by a server that sent no ``timings``: its prompt is
+        then in the server's cache, so the measurement costs about one token.
+        """
+        body = self._body(request, str(self.model), stream=False)
+        body.pop("grammar", None)  # the prompt is what is measured; any token will do
+        body["max_tokens"] = 1
+        data = await self._side_request(request, body, "while measuring the prompt")
+        usage = _usage_of(data) if data is not None else Usage()
+        if not usage.input_tokens:
+            return None
+        return replace(usage, output_tokens=0)
 
     async def _side_request(
         self, request: ProviderRequest, body: dict[str, Any], what: str
@@ -174,22 +195,28 @@ class LocalWire(OpenAIProvider):
         return _with_cached(parse_chat_completion(data), data)
 
     def _stream_parser(self, request: ProviderRequest) -> StreamParser:
-        return _TimedChatStream()
+        meter = request.meter if isinstance(request, LocalRequest) else None
+        return _TimedChatStream(meter or Meter())
 
 
 class _TimedChatStream(ChatStream):
-    """``ChatStream`` that also reads llama.cpp's ``timings`` (cached prompt tokens)."""
+    """``ChatStream`` that also reads llama.cpp's ``timings`` (cached prompt tokens) and
+    notes what the reply has cost so far in ``meter``."""
 
-    def __init__(self) -> None:
+    def __init__(self, meter: Meter) -> None:
         super().__init__()
         self._timings: dict[str, Any] | None = None
+        self._meter = meter
+        meter.restart()  # one parser per attempt: a retried request starts from nothing
 
     def feed(self, event: SSEEvent) -> list[ProviderEvent]:
         out = super().feed(event)
-        if not self.done and '"timings"' in event.data:  # the last chunk carries them
+        if not self.done and '"timings"' in event.data:  # the last chunk, or every one (_meter)
             parsed = json.loads(event.data)
             if isinstance(parsed, dict) and isinstance(parsed.get("timings"), dict):
-                self._timings = parsed["timings"]
+                self._timings = self._meter.timings = parsed["timings"]
+        if any(isinstance(e, TextDelta) for e in out):
+            self._meter.chunks += 1
         return out
 
     def finish(self, cut_reason: str | None) -> AssistantMessage:

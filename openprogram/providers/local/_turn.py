@@ -11,13 +11,13 @@ larger limit; any other broken reply is asked again for a plain answer.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import fields, replace
 from typing import Any
 
 import httpx
 
-from openprogram.messages import AssistantMessage, TextContent
+from openprogram.messages import AssistantMessage, TextContent, Usage
 from openprogram.providers.base import ProviderEvent, ProviderRequest, ResponseDone, TextDelta
 from openprogram.providers.local._calls import (
     Broken,
@@ -29,6 +29,7 @@ from openprogram.providers.local._calls import (
 )
 from openprogram.providers.local._chat import LocalRequest, request_picks, shown_tools
 from openprogram.providers.local._loops import COPIES, LoopWatch, loop_cut
+from openprogram.providers.local._meter import Meter
 from openprogram.providers.local._picks import Pick, as_pick
 from openprogram.providers.local._server import LOCAL_MODEL
 
@@ -52,7 +53,7 @@ class BrokenReply(Exception):
 def local_request(request: ProviderRequest) -> LocalRequest:
     """``request`` as a ``LocalRequest`` for the embedded model."""
     values = {f.name: getattr(request, f.name) for f in fields(ProviderRequest)}
-    sent = LocalRequest(**{**values, "model": LOCAL_MODEL})
+    sent = LocalRequest(**{**values, "model": LOCAL_MODEL}, meter=Meter())
     return replace(sent, picks=request_picks(sent))
 
 
@@ -72,7 +73,7 @@ def reask(broken: BrokenReply, sent: LocalRequest, limit: int | None) -> LocalRe
 
 async def shaped(
     events: AsyncIterator[ProviderEvent], sent: LocalRequest
-) -> AsyncIterator[ProviderEvent]:
+) -> AsyncGenerator[ProviderEvent, None]:
     """The wire's events, with a calls reply turned into ``ToolCall`` blocks (module docstring).
 
     A streamed calls reply ends early, when its first call repeats one already
@@ -97,7 +98,8 @@ async def shaped(
             yield event
             cut = watch.feed(event.text) if watch and isinstance(event, TextDelta) else None
             if cut is not None:
-                yield ResponseDone(_looped(watch.text if watch else "", cut))
+                text = watch.text if watch else ""
+                yield ResponseDone(_looped(text, cut, await _spent(events, sent)))
                 return  # closing the stream stops the server's generation too
         else:
             held += event.text
@@ -109,7 +111,9 @@ async def shaped(
                         watch.feed(held)
                     continue
             if calls and _loops(scanner.feed(held[scanner.consumed :]), seen, sent):
-                message = _settled(seen, sent, picks, AssistantMessage((), model=LOCAL_MODEL))
+                cost = await _spent(events, sent)
+                stopped = AssistantMessage((), usage=cost, model=LOCAL_MODEL)
+                message = _settled(seen, sent, picks, stopped)
                 if not message.tool_calls:
                     yield TextDelta(message.text)
                 yield ResponseDone(message)
@@ -121,7 +125,18 @@ def _prose(sent: LocalRequest) -> bool:
     return sent.response_format is None and sent.answer_schema is None
 
 
-def _looped(text: str, cut: int) -> AssistantMessage:
+async def _spent(events: AsyncIterator[ProviderEvent], sent: LocalRequest) -> Usage:
+    """What the reply has cost, now that the provider stops reading it (``_meter``)."""
+    meter = sent.meter
+    if meter is not None and meter.live:
+        return meter.so_far()  # streamed: reading on would let the server generate on
+    async for event in events:  # not streamed: the reply is in whole, its usage follows
+        if isinstance(event, ResponseDone):
+            return event.message.usage
+    return Usage()
+
+
+def _looped(text: str, cut: int, usage: Usage) -> AssistantMessage:
     """The reply of an answer stopped in a loop: its text up to the loop's first copy."""
     _log.info(
         "the local model's answer repeated one passage %d times; stopped it after %d characters",
@@ -129,7 +144,7 @@ def _looped(text: str, cut: int) -> AssistantMessage:
         cut,
     )
     kept = TextContent(text[:cut].rstrip())
-    return AssistantMessage((kept,), stop_reason="length", model=LOCAL_MODEL)
+    return AssistantMessage((kept,), stop_reason="length", usage=usage, model=LOCAL_MODEL)
 
 
 def _loops(
@@ -162,7 +177,7 @@ def _final(
 ) -> AssistantMessage:
     if message.tool_calls or not (calls or (calls is None and opens_calls(message.text))):
         cut = loop_cut(message.text) if _prose(sent) and not message.tool_calls else None
-        return message if cut is None else _looped(message.text, cut)
+        return message if cut is None else _looped(message.text, cut, message.usage)
     offered = {str(spec.get("name")) for spec in shown_tools(sent)} | {p.name for p in picks}
     parsed = read_calls(message.text, offered)
     if parsed is None:

@@ -2,6 +2,9 @@
 
 They mimic what llama.cpp's server sends (captured from xllamacpp
 2026.10.11549): a completion object or ``chat.completion.chunk`` events.
+Streamed text chunks carry ``timings``, as llama.cpp sends them with every
+token when the request asks for ``timings_per_token`` (the provider does):
+``PROMPT_N`` prompt tokens, none cached, and one generated token per chunk.
 """
 
 from __future__ import annotations
@@ -37,6 +40,15 @@ def role_chunk() -> dict[str, Any]:
     }
 
 
+PROMPT_N = 10
+"""The prompt tokens the scripted server reports in streamed ``timings``."""
+
+
+def timings(predicted: int, prompt: int = PROMPT_N, cached: int = 0) -> dict[str, Any]:
+    """llama.cpp's ``timings`` after ``predicted`` generated tokens (times left out)."""
+    return {"cache_n": cached, "prompt_n": prompt - cached, "predicted_n": predicted}
+
+
 def text_stream(text: str) -> Reply:
     return Reply(
         chunks=[
@@ -45,6 +57,7 @@ def text_stream(text: str) -> Reply:
                 {
                     "object": "chat.completion.chunk",
                     "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}],
+                    "timings": timings(1),
                 },
                 {
                     "object": "chat.completion.chunk",
@@ -68,9 +81,14 @@ def names(body: dict[str, Any]) -> list[str]:
 
 
 def call_chunks(*pieces: str) -> Reply:
+    """``pieces`` streamed one chunk each (one token each, as the ``timings`` say)."""
     deltas = [
-        {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": p}}]}
-        for p in pieces
+        {
+            "object": "chat.completion.chunk",
+            "choices": [{"index": 0, "delta": {"content": p}}],
+            "timings": timings(n),
+        }
+        for n, p in enumerate(pieces, start=1)
     ]
     end = {
         "object": "chat.completion.chunk",

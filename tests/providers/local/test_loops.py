@@ -24,7 +24,7 @@ from openprogram.providers.local._loops import COPIES, loop_cut
 from openprogram.runtime import StreamEvent, StreamTextDelta
 
 from .._server import Reply, WireServer, sse
-from ._llama import call_chunks, completion, provider, role_chunk
+from ._llama import call_chunks, completion, provider, role_chunk, timings
 
 # model_requests: fake llama.cpp servers on 127.0.0.1, talked to on purpose (tests/conftest.py)
 pytestmark = [pytest.mark.usefixtures("clean_env"), pytest.mark.model_requests]
@@ -47,10 +47,11 @@ def answer(text: str, stream: bool, size: int = 7) -> Reply:
     return call_chunks(*pieces(text, size)) if stream else Reply(body=completion(text))
 
 
-def delta(text: str) -> dict[str, Any]:
+def delta(text: str, predicted: int) -> dict[str, Any]:
     return {
         "object": "chat.completion.chunk",
         "choices": [{"index": 0, "delta": {"content": text}}],
+        "timings": timings(predicted),
     }
 
 
@@ -88,7 +89,7 @@ class Lockstep(Sequence[bytes]):
             for piece in self.pieces:
                 self._wait_until_shown(written)
                 self.sent += 1
-                yield sse(delta(piece))
+                yield sse(delta(piece, self.sent))
                 written += len(piece)
             stop = {"index": 0, "delta": {}, "finish_reason": "stop"}
             yield sse({"object": "chat.completion.chunk", "choices": [stop]}, "[DONE]")
