@@ -28,6 +28,9 @@ measurements in ``docs/local-model.md``):
   ``RetryScheduled`` (a ``ProviderError`` event with ``retrying=True``) and
   logged at info level (routine); ``invalid_output="raise"`` raises ``LLMError``.
 - If the server process died, the provider restarts it once and retries.
+- A reply the provider stops reading early reports the figures llama.cpp sent
+  with its last token read (``timings_per_token``, ``_meter``); the tokens of
+  replies asked again and of the call-share probe count with the reply.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping
 from contextlib import aclosing
 from dataclasses import replace
 from typing import Any, Literal, Self
@@ -49,16 +52,13 @@ from openprogram.providers._wire import forced_tool_name, set_message
 from openprogram.providers.base import (
     ProviderEvent,
     ProviderRequest,
-    RequestSent,
     ResponseDone,
     RetryScheduled,
-    TextDelta,
-    ThinkingDelta,
-    ToolCallDelta,
 )
 from openprogram.providers.local._chat import INVALID_OUTPUT, LocalRequest, LocalWire
 from openprogram.providers.local._server import LOCAL_MODEL, default_supervisor
 from openprogram.providers.local._turn import (
+    Attempts,
     BrokenReply,
     local_request,
     reask,
@@ -78,7 +78,6 @@ __all__ = [
 ]
 
 _log = logging.getLogger("openprogram.providers.local")
-_CONTENT = (TextDelta, ThinkingDelta, ToolCallDelta)
 _EMBEDDED = (
     "the embedded local model, which would have been started (it is also what Runtime() "
     "uses when no provider is configured)"
@@ -254,7 +253,7 @@ class LocalProvider:
         _check_model(request.model)
         sent = local_request(adapt_request(request))
         sent, spent = await self._steered(sent)
-        state = _Attempts()
+        state = Attempts()
         recovered = 0
         while True:
             wire = await self._wire_for(restart=state.restart)
@@ -389,36 +388,6 @@ class LocalProvider:
                 name=self.name,
             )
         return self._wire
-
-
-class _Attempts:
-    """Counts requests across the provider's own re-asks and notes delivered content."""
-
-    def __init__(self) -> None:
-        self.sent = 0
-        self.delivered = False
-        self.restart = False
-
-    async def run(
-        self, wire: LocalWire, request: ProviderRequest
-    ) -> AsyncGenerator[ProviderEvent, None]:
-        events = wire.stream(request)  # an async generator, though typed as an iterator
-        try:
-            async for event in events:
-                if isinstance(event, RequestSent):
-                    self.sent += 1
-                    yield RequestSent(attempt=self.sent, prompt_size_bytes=event.prompt_size_bytes)
-                elif isinstance(event, RetryScheduled):
-                    yield RetryScheduled(
-                        attempt=self.sent, delay_s=event.delay_s, error=event.error
-                    )
-                else:
-                    self.delivered = self.delivered or isinstance(event, _CONTENT)
-                    yield event
-        finally:
-            close = getattr(events, "aclose", None)
-            if close is not None:  # end the wire's stream (and its HTTP response) promptly
-                await close()
 
 
 def _embedded_url(restart: bool) -> str:

@@ -18,7 +18,16 @@ from typing import Any
 import httpx
 
 from openprogram.messages import AssistantMessage, TextContent, Usage
-from openprogram.providers.base import ProviderEvent, ProviderRequest, ResponseDone, TextDelta
+from openprogram.providers.base import (
+    ProviderEvent,
+    ProviderRequest,
+    RequestSent,
+    ResponseDone,
+    RetryScheduled,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+)
 from openprogram.providers.local._calls import (
     Broken,
     CallScanner,
@@ -27,7 +36,7 @@ from openprogram.providers.local._calls import (
     read_calls,
     shape_reply,
 )
-from openprogram.providers.local._chat import LocalRequest, request_picks, shown_tools
+from openprogram.providers.local._chat import LocalRequest, LocalWire, request_picks, shown_tools
 from openprogram.providers.local._loops import COPIES, LoopWatch, loop_cut
 from openprogram.providers.local._meter import Meter
 from openprogram.providers.local._picks import Pick, as_pick
@@ -35,8 +44,9 @@ from openprogram.providers.local._server import LOCAL_MODEL
 
 _log = logging.getLogger("openprogram.providers.local")
 
-__all__ = ["BrokenReply", "local_request", "reask", "served_model", "shaped"]
+__all__ = ["Attempts", "BrokenReply", "local_request", "reask", "served_model", "shaped"]
 
+_CONTENT = (TextDelta, ThinkingDelta, ToolCallDelta)
 _CUT_GROWTH = 4
 """A call cut at the output limit is asked again with this many times the limit."""
 
@@ -48,6 +58,36 @@ class BrokenReply(Exception):
         super().__init__(why)
         self.why = why
         self.message = message
+
+
+class Attempts:
+    """Counts requests across the provider's own re-asks and notes delivered content."""
+
+    def __init__(self) -> None:
+        self.sent = 0
+        self.delivered = False
+        self.restart = False
+
+    async def run(
+        self, wire: LocalWire, request: ProviderRequest
+    ) -> AsyncGenerator[ProviderEvent, None]:
+        events = wire.stream(request)  # an async generator, though typed as an iterator
+        try:
+            async for event in events:
+                if isinstance(event, RequestSent):
+                    self.sent += 1
+                    yield RequestSent(attempt=self.sent, prompt_size_bytes=event.prompt_size_bytes)
+                elif isinstance(event, RetryScheduled):
+                    yield RetryScheduled(
+                        attempt=self.sent, delay_s=event.delay_s, error=event.error
+                    )
+                else:
+                    self.delivered = self.delivered or isinstance(event, _CONTENT)
+                    yield event
+        finally:
+            close = getattr(events, "aclose", None)
+            if close is not None:  # end the wire's stream (and its HTTP response) promptly
+                await close()
 
 
 def local_request(request: ProviderRequest) -> LocalRequest:
