@@ -6,8 +6,9 @@ decides what a malformed reply becomes rather than getting an HTTP 500:
 
 - the first visible character decides: ``[``, ``{`` or a code fence opens
   calls, anything else is an answer, streamed as it comes;
-- calls are a JSON list (or objects one per line, or either in a fence);
-  an identical call repeated in one reply runs once;
+- calls are a JSON list (or objects one per line or comma-separated, or either
+  in a fence); closing brackets left over after the last call are ignored; an
+  identical call repeated in one reply runs once;
 - a reply that opened calls but is not a whole list of calls of offered
   tools (it was cut at the token limit, say) is *broken*: the provider asks again.
 """
@@ -15,6 +16,7 @@ decides what a malformed reply becomes rather than getting an HTTP 500:
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -130,11 +132,17 @@ def _unfence(text: str) -> str:
 
 
 def _objects(body: str) -> list[Any] | str:
-    """The JSON values of ``body``: one list, or objects one after another; or why not."""
+    """The JSON values of ``body``: one list, or objects one after another; or why not.
+
+    Closing brackets after the last value are left over from a list the model
+    never opened (seen: call objects separated by commas, then a stray ``}``).
+    """
     decoder = json.JSONDecoder()
     values: list[Any] = []
     pos = 0
     while pos < len(body):
+        if values and not body[pos:].strip(" \t\r\n]}"):
+            break
         try:
             value, end = decoder.raw_decode(body, pos)
         except json.JSONDecodeError as exc:
@@ -150,13 +158,14 @@ def read_calls(text: str, offered: Collection[str]) -> ParsedCalls | Broken | No
     """Parse a calls reply; every call must name an offered tool and carry an object.
 
     Returns ``None`` for a reply that starts with ``{`` but is not call objects
-    (a JSON answer, or a decision's ``{"call": ...}`` pick): it is text.
+    (a JSON answer, or a decision's ``{"call": ...}`` pick): it is text. A reply
+    that opens with a call object of an offered tool is calls, broken if the
+    rest does not parse (cut at the limit, say), never text.
     """
     body = _unfence(text)
     values = _objects(body)
-    if text.lstrip().startswith("{") and (
-        isinstance(values, str) or not all(isinstance(v, dict) and "name" in v for v in values)
-    ):
+    named = not isinstance(values, str) and all(isinstance(v, dict) and "name" in v for v in values)
+    if text.lstrip().startswith("{") and not named and not _opens_call(body, offered):
         return None
     if isinstance(values, str):
         return Broken(values)
@@ -174,6 +183,15 @@ def read_calls(text: str, offered: Collection[str]) -> ParsedCalls | Broken | No
     if not calls:
         return Broken("the list holds no call")
     return ParsedCalls(tuple(calls))
+
+
+_CALL_HEAD = re.compile(r'\{\s*"name"\s*:\s*"([^"\\]+)"\s*,\s*"arguments"\s*:')
+
+
+def _opens_call(body: str, offered: Collection[str]) -> bool:
+    """Whether ``body`` opens with a call object of an offered tool: calls, even if broken."""
+    head = _CALL_HEAD.match(body)
+    return head is not None and head.group(1) in offered
 
 
 def _key(name: str, arguments: Mapping[str, Any], required: Mapping[str, Sequence[str]]) -> str:

@@ -151,8 +151,11 @@ def test_llama_cpp_cache_hits_become_cached_tokens(wire: WireServer) -> None:
         '{"name": "get_weather", "arguments": {"city": "Rome"}}',
         '```json\n[\n  {"name": "get_weather", "arguments": {"city": "Paris"}},\n'
         '  {"name": "get_weather", "arguments": {"city": "Rome"}}\n]\n```',
+        # seen on the embedded model: no list, commas between objects, a stray brace at the end
+        '{"name": "get_weather", "arguments": {"city": "Paris"}, "additionalProperties": false}, '
+        '{"name": "get_weather", "arguments": {"city": "Rome"}}}',
     ],
-    ids=["list", "lines", "fenced"],
+    ids=["list", "lines", "fenced", "commas-stray-brace"],
 )
 def test_several_calls_in_one_reply_become_tool_calls(wire: WireServer, text: str) -> None:
     wire.push(Reply(body=completion(text)))
@@ -418,6 +421,23 @@ def test_a_streamed_call_repeating_an_answered_one_stops_and_asks_for_the_answer
     run = drive(provider(wire, stream=True), request(*history, tools=(WEATHER,)))
     assert run.message.text == "Sunny and 21 C."
     assert "repeats calls already made" in run.retries[0].error.message
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "json"])
+def test_a_bare_call_object_that_breaks_is_asked_again_not_answered(
+    wire: WireServer, stream: bool
+) -> None:
+    broken = '{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "get_weather", "ci'
+    answer = "It is sunny in Paris."
+    if stream:
+        wire.push(text_stream(broken), text_stream(answer))
+    else:
+        wire.push(Reply(body=completion(broken)), Reply(body=completion(answer)))
+    run = drive(provider(wire, stream=stream), request("Paris?", tools=(WEATHER,)))
+    assert run.message.text == answer  # the broken calls were never taken for the answer
+    if stream:
+        assert run.text == answer
+    assert "not valid JSON" in run.retries[0].error.message
 
 
 @pytest.mark.parametrize("stream", [True, False], ids=["stream", "json"])
