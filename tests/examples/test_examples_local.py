@@ -7,6 +7,8 @@ docstring says, with no ``--model``: on the embedded model.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from _example_loader import load_example
 
@@ -62,3 +64,30 @@ def test_the_trip_planner_checks_the_weather_and_the_free_weekends(local_server:
     assert "free_weekends" in ran
     assert "sunny" in plan or "21" in plan  # the weather it looked up
     assert "6-7" in plan or "20-21" in plan  # a free weekend it looked up
+
+
+organizer = load_example("file_organizer")
+
+
+def test_the_file_organizer_moves_every_file_into_the_folder_of_its_kind(
+    local_server: str, tmp_path: Path
+) -> None:
+    names = ["cat.png", "main.py", "notes.txt", "report.pdf", "song.mp3", "trips/rome.jpg"]
+    for name in names:
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_bytes(b"x")
+    runtime = Runtime(
+        LocalProvider(timeout=300.0, extra_body={"max_tokens": 512}),
+        deps={"root": tmp_path},
+        approval=organizer.approve_moves_within(tmp_path),
+    )
+    organizer.organize(runtime=runtime)
+    moved = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file())
+    assert moved == [
+        "audio/song.mp3",
+        "code/main.py",
+        "documents/notes.txt",
+        "documents/report.pdf",
+        "images/cat.png",
+        "images/rome.jpg",
+    ]
