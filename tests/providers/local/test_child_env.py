@@ -51,7 +51,7 @@ def test_the_started_child_sees_no_key(monkeypatch: pytest.MonkeyPatch, tmp_path
     # A stand-in child: records its environment, then speaks the fake's handshake.
     code = f"import os, json; open({str(seen)!r}, 'w').write(json.dumps(dict(os.environ))); "
     monkeypatch.setattr(_server, "_CHILD_CODE", code + _fake_child.CODE)
-    monkeypatch.setattr(_server, "ensure_weights", lambda: tmp_path / "model.gguf")
+    monkeypatch.setattr(_server, "ensure_weights", lambda spec: tmp_path / "model.gguf")
     for name, value in SECRETS.items():
         monkeypatch.setenv(name, value)
     supervisor = Supervisor(ServerOptions(start_timeout_s=60.0))

@@ -71,7 +71,7 @@ def test_the_lines_can_be_silenced_or_redirected(
 def fake(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Supervisor]:
     """A supervisor whose child is the fake (no model); stopped after the test."""
     monkeypatch.setattr(_server, "_CHILD_CODE", _fake_child.CODE)
-    monkeypatch.setattr(_server, "ensure_weights", lambda: tmp_path / "model.gguf")
+    monkeypatch.setattr(_server, "ensure_weights", lambda spec: tmp_path / "model.gguf")
     monkeypatch.setenv("FAKE_CHILD_MODE", "ok")
     supervisor = Supervisor(ServerOptions(start_timeout_s=60.0, threads=1))
     yield supervisor

@@ -320,7 +320,7 @@ def test_an_unreachable_embedded_server_is_restarted_once(
 ) -> None:
     restarts: list[bool] = []
 
-    def embedded_url(restart: bool) -> str:
+    def embedded_url(model: str, restart: bool) -> str:
         restarts.append(restart)
         return f"{wire.url}/v1" if restart else _dead_url()
 
@@ -333,7 +333,9 @@ def test_an_unreachable_embedded_server_is_restarted_once(
 
 
 def test_an_external_server_is_not_restarted(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(local, "_embedded_url", lambda restart: pytest.fail("not embedded"))
+    monkeypatch.setattr(
+        local, "_embedded_url", lambda model, restart: pytest.fail("not embedded")
+    )
     run = fail(LocalProvider(base_url=_dead_url(), stream=False, max_retries=0), request("hi"))
     assert run.failure.reason == "transport"
 

@@ -42,7 +42,7 @@ def _gone(pid: int, within_s: float = 10.0) -> bool:
 def fake(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Supervisor]:
     """A supervisor whose child is the fake; stopped after the test."""
     monkeypatch.setattr(_server, "_CHILD_CODE", _fake_child.CODE)
-    monkeypatch.setattr(_server, "ensure_weights", lambda: tmp_path / "model.gguf")
+    monkeypatch.setattr(_server, "ensure_weights", lambda spec: tmp_path / "model.gguf")
     monkeypatch.setattr(_server, "_CHILD_ENV_NAMES", _server._CHILD_ENV_NAMES | _FAKE_ENV)
     monkeypatch.setenv("FAKE_CHILD_MODE", "ok")
     supervisor = Supervisor(ServerOptions(start_timeout_s=60.0))
@@ -135,7 +135,7 @@ def test_a_server_that_never_announces_itself_times_out(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setattr(_server, "_CHILD_CODE", _fake_child.CODE)
-    monkeypatch.setattr(_server, "ensure_weights", lambda: tmp_path / "model.gguf")
+    monkeypatch.setattr(_server, "ensure_weights", lambda spec: tmp_path / "model.gguf")
     monkeypatch.setattr(_server, "_CHILD_ENV_NAMES", _server._CHILD_ENV_NAMES | _FAKE_ENV)
     monkeypatch.setenv("FAKE_CHILD_MODE", "silent")
     supervisor = Supervisor(ServerOptions(start_timeout_s=1.0))
@@ -152,7 +152,7 @@ _SCRIPT = textwrap.dedent(
     from pathlib import Path
     from openprogram.providers.local import _server
     _server._CHILD_CODE = {code!r}
-    _server.ensure_weights = lambda: Path("unused.gguf")
+    _server.ensure_weights = lambda spec: Path("unused.gguf")
     supervisor = _server.Supervisor()
     supervisor.ensure()
     print(supervisor.pid, flush=True)
