@@ -3,7 +3,8 @@
 Run by ``Supervisor`` in place of the real child code. ``FAKE_CHILD_MODE``
 picks a behaviour: ``ok`` serves ``/health``; ``crash`` writes to stderr and
 exits 3; ``silent`` never announces itself. ``/health`` answers 503 while the
-file named by ``FAKE_CHILD_SICK`` holds this process's pid.
+file named by ``FAKE_CHILD_SICK`` holds this process's pid. ``/v1/models``
+names the model alias it was given, as llama.cpp's server does.
 """
 
 from __future__ import annotations
@@ -20,7 +21,16 @@ CODE = f"import runpy; runpy.run_path({str(Path(__file__))!r}, run_name='__main_
 
 
 class _Health(BaseHTTPRequestHandler):
+    alias = ""
+
     def do_GET(self) -> None:
+        if self.path == "/v1/models":
+            body = json.dumps({"object": "list", "data": [{"id": self.alias}]}).encode()
+            self.send_response(200)
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
         sick_file = os.environ.get("FAKE_CHILD_SICK")
         sick = (
             bool(sick_file)
@@ -38,7 +48,8 @@ class _Health(BaseHTTPRequestHandler):
 
 def main() -> None:
     config = json.loads(sys.argv[1])
-    assert {"model", "template", "threads", "context_tokens"} <= set(config)
+    assert {"model", "template", "threads", "context_tokens", "alias"} <= set(config)
+    _Health.alias = config["alias"]
     mode = os.environ.get("FAKE_CHILD_MODE", "ok")
     if mode == "crash":
         sys.stderr.write("boom: the fake model failed to load\n")

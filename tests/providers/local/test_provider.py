@@ -333,9 +333,7 @@ def test_an_unreachable_embedded_server_is_restarted_once(
 
 
 def test_an_external_server_is_not_restarted(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(
-        local, "_embedded_url", lambda model, restart: pytest.fail("not embedded")
-    )
+    monkeypatch.setattr(local, "_embedded_url", lambda model, restart: pytest.fail("not embedded"))
     run = fail(LocalProvider(base_url=_dead_url(), stream=False, max_retries=0), request("hi"))
     assert run.failure.reason == "transport"
 
