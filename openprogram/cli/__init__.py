@@ -39,9 +39,15 @@ from openprogram.cli._output import UserCodeError, print_error, stdout_to_stderr
 from openprogram.cli._run_cmd import execute, jsonable
 from openprogram.cli._tools_cmd import add_tools_arguments, tools_command
 from openprogram.exceptions import ConfigurationError, OpenProgramError, UserError
+from openprogram.providers.local._weights import LOCAL_MODEL, LOCAL_MODELS
 from openprogram.runtime import MODEL_ENV_VAR, Runtime
 
 __all__ = ["main"]
+
+_EMBEDDED_MODELS = ", ".join(
+    f"local:{model}" + (" (the default)" if model == LOCAL_MODEL else f" (extra {spec.extra})")
+    for model, spec in LOCAL_MODELS.items()
+)
 
 
 class _UsageError(Exception):
@@ -125,7 +131,8 @@ def _model_and_json(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--model",
         help='provider string, e.g. "openai:gpt-4o-mini", or module:factory returning a '
-        f"Provider (default: ${MODEL_ENV_VAR}, else the embedded local model)",
+        f"Provider (default: ${MODEL_ENV_VAR}, else the embedded local model). Embedded "
+        f"models: {_EMBEDDED_MODELS}",
     )
     p.add_argument(
         "--json",

@@ -207,3 +207,47 @@ def test_without_json_progress_lines_go_to_stderr(capsys: pytest.CaptureFixture[
     captured = capsys.readouterr()
     assert "openprogram: starting the local model server (fake)" in captured.err
     assert "starting" not in captured.out
+
+
+def _without_the_large_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As on a machine without the ``local-large`` extra (nothing can start)."""
+    import importlib.util
+
+    from openprogram.providers.local._weights import QWEN_CODER_15B
+
+    real = importlib.util.find_spec
+    hidden = {"xllamacpp"} | {p.module for p in QWEN_CODER_15B.parts}
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda n, p=None: None if n in hidden else real(n, p)
+    )
+
+
+def test_run_takes_the_large_local_model_and_says_how_to_install_it(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from openprogram.testing import allow_model_requests
+
+    _without_the_large_model(monkeypatch)
+    with allow_model_requests():
+        code = main(["run", "_cli_models:ask", "q", "3", "--model", "local:qwen2.5-coder-1.5b"])
+    assert code == 2
+    captured = capsys.readouterr()
+    assert "▶ exec [qwen2.5-coder-1.5b]" in captured.out  # the run used the 1.5B model
+    assert "the local model qwen2.5-coder-1.5b needs the 'local-large' extra" in captured.err
+    assert "pip install 'openprogram-ai[local-large]'" in captured.err
+
+
+def test_run_refuses_an_unknown_local_model_listing_the_embedded_ones(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["run", "_cli_models:ask", "q", "3", "--model", "local:qwen2.5-coder-7b"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown local model 'qwen2.5-coder-7b'" in err
+    assert "'qwen2.5-coder-0.5b', 'qwen2.5-coder-1.5b'" in err
+
+
+def test_run_help_lists_the_embedded_models(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "local:qwen2.5-coder-0.5b (the default)" in out
+    assert "local:qwen2.5-coder-1.5b (extra local-large)" in out
