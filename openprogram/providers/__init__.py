@@ -10,7 +10,7 @@
 ``bedrock:<model>``         ``BedrockProvider`` (``AWS_*`` credentials, ``AWS_REGION``)
 ``ollama:<model>``          ``OpenAIProvider`` at ``http://localhost:11434/v1`` (``OLLAMA_HOST``)
 ``openai-compatible:<m>``   ``OpenAIProvider`` at ``OPENAI_BASE_URL`` (vLLM, llama.cpp, ...)
-``local:<model>``           ``LocalProvider``: the embedded model (``openprogram-ai[local]``)
+``local:<model>``           ``LocalProvider``: an embedded model (``LOCAL_MODELS``)
 ==========================  ==============================================================
 
 Keys are read when the first request is made, so a missing one is reported
