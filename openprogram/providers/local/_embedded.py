@@ -82,9 +82,8 @@ def stop_server(model: str | None = None) -> None:
     Raises:
         ConfigurationError: ``model`` is not an embedded model's id.
     """
-    if model is None:
-        for supervisor in started_supervisors():
+    if model is not None:
+        weights_for(model)  # refuses an unknown id
+    for supervisor in started_supervisors():
+        if model is None or supervisor.model == model:
             supervisor.stop()
-        return
-    weights_for(model)  # refuses an unknown id
-    supervisor_for(model).stop()
