@@ -21,7 +21,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from openprogram.messages import AssistantMessage, Message, ThinkingContent, ToolCall
+from openprogram.messages import AssistantMessage, Message, TextContent, ThinkingContent, ToolCall
 from openprogram.providers._reply import new_call_id
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "opens_calls",
     "read_calls",
     "shape_reply",
+    "trailing_calls",
 ]
 
 
@@ -225,9 +226,29 @@ def fresh_calls(
 
 
 def shape_reply(
-    message: AssistantMessage, calls: Iterable[tuple[str, dict[str, Any]]]
+    message: AssistantMessage, calls: Iterable[tuple[str, dict[str, Any]]], prose: str = ""
 ) -> AssistantMessage:
-    """``message`` with its text replaced by ``calls`` (thinking kept)."""
+    """``message`` with its text replaced by ``prose`` (if any) and ``calls`` (thinking kept)."""
     thinking = [b for b in message.content if isinstance(b, ThinkingContent)]
+    text = [TextContent(prose)] if prose.strip() else []
     blocks = [ToolCall(id=new_call_id(), name=n, arguments=a) for n, a in calls]
-    return replace(message, content=(*thinking, *blocks), stop_reason="tool_calls")
+    return replace(message, content=(*thinking, *text, *blocks), stop_reason="tool_calls")
+
+
+_TRAILING_FENCE = re.compile(r"```(?:json)?[ \t]*\n(?P<body>[\s\S]*?)\n?```\s*$")
+
+
+def trailing_calls(text: str, offered: Collection[str]) -> tuple[str, ParsedCalls] | None:
+    """Calls a plain answer ends with, as a fenced JSON block: ``(prose before it, calls)``.
+
+    A larger model often introduces its calls ("To plan a trip, call plan_trip:")
+    and then writes them in a fence. Only a fence that closes the reply and
+    holds nothing but calls of offered functions counts; anything else is text.
+    """
+    found = _TRAILING_FENCE.search(text)
+    if found is None:
+        return None
+    parsed = read_calls(found.group("body"), offered)
+    if not isinstance(parsed, ParsedCalls):
+        return None
+    return text[: found.start()].rstrip(), parsed

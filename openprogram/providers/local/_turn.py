@@ -35,6 +35,7 @@ from openprogram.providers.local._calls import (
     opens_calls,
     read_calls,
     shape_reply,
+    trailing_calls,
 )
 from openprogram.providers.local._chat import LocalRequest, LocalWire, request_picks, shown_tools
 from openprogram.providers.local._loops import COPIES, LoopWatch, loop_cut
@@ -123,8 +124,7 @@ async def shaped(
     """
     held = ""
     picks = sent.picks
-    may_call = bool(picks) or (sent.tools and not sent.answer_only and sent.response_format is None)
-    calls: bool | None = None if may_call else False
+    calls: bool | None = None if picks or _may_call(sent) else False
     scanner, seen = CallScanner(), list[tuple[str, dict[str, Any]]]()
     watch = LoopWatch() if _prose(sent) else None
     async for event in events:
@@ -157,6 +157,11 @@ async def shaped(
                     yield TextDelta(message.text)
                 yield ResponseDone(message)
                 return
+
+
+def _may_call(sent: LocalRequest) -> bool:
+    """Whether the reply may call a tool (a decision's picks aside)."""
+    return bool(sent.tools) and not sent.answer_only and sent.response_format is None
 
 
 def _prose(sent: LocalRequest) -> bool:
@@ -214,10 +219,16 @@ def _checked(
 def _final(
     message: AssistantMessage, sent: LocalRequest, calls: bool | None, picks: Sequence[Pick]
 ) -> AssistantMessage:
+    offered = {str(spec.get("name")) for spec in shown_tools(sent)} | {p.name for p in picks}
     if message.tool_calls or not (calls or (calls is None and opens_calls(message.text))):
         cut = loop_cut(message.text) if _prose(sent) and not message.tool_calls else None
-        return message if cut is None else _looped(message.text, cut, message.usage, sent.model)
-    offered = {str(spec.get("name")) for spec in shown_tools(sent)} | {p.name for p in picks}
+        if cut is not None:
+            return _looped(message.text, cut, message.usage, sent.model)
+        told = trailing_calls(message.text, offered) if _may_call(sent) and offered else None
+        if told is None:
+            return message
+        prose, found = told
+        return _settled(list(found.calls), sent, picks, message, prose)
     parsed = read_calls(message.text, offered)
     if parsed is None:
         return message
@@ -232,12 +243,14 @@ def _settled(
     sent: LocalRequest,
     picks: Sequence[Pick],
     message: AssistantMessage,
+    prose: str = "",
 ) -> AssistantMessage:
-    """The reply for ``calls``: a pick's text answer, or its fresh tool calls."""
+    """The reply for ``calls``: a pick's text answer, or its fresh tool calls (after ``prose``,
+    the text a reply wrote before its calls, already streamed)."""
     answer, real = as_pick(message, calls, picks)
     if answer is not None:
         return answer
-    return shape_reply(message, _checked(real, sent, message))
+    return shape_reply(message, _checked(real, sent, message), prose)
 
 
 def served_model(base_url: str) -> str | None:

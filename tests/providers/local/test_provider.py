@@ -440,6 +440,50 @@ def test_a_bare_call_object_that_breaks_is_asked_again_not_answered(
     assert "not valid JSON" in run.retries[0].error.message
 
 
+FENCED_CALL = '```json\n[{"name": "get_weather", "arguments": {"city": "Paris"}}]\n```'
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "json"])
+def test_calls_a_reply_ends_with_in_a_fence_are_calls_after_its_text(
+    wire: WireServer, stream: bool
+) -> None:
+    reply = f"To answer, I will look the weather up:\n{FENCED_CALL}\n"
+    wire.push(text_stream(reply) if stream else Reply(body=completion(reply)))
+    run = drive(provider(wire, stream=stream), request("Weather in Paris?", tools=(WEATHER,)))
+    assert [(c.name, dict(c.arguments)) for c in run.message.tool_calls] == [
+        ("get_weather", {"city": "Paris"})
+    ]
+    assert run.message.text == "To answer, I will look the weather up:"
+    assert run.message.stop_reason == "tool_calls"
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        f"Call it like this:\n{FENCED_CALL}\nand you get the weather.",  # the fence is not last
+        FENCED_CALL.replace("get_weather", "get_forecast").join(["Like so:\n", ""]),  # not offered
+        "Like so:\n```python\nget_weather('Paris')\n```",  # not a call list
+    ],
+    ids=["fence-in-the-middle", "not-offered", "not-json"],
+)
+def test_other_fences_in_an_answer_stay_text(wire: WireServer, reply: str) -> None:
+    wire.push(text_stream(reply))
+    run = drive(provider(wire, stream=True), request("How do I call it?", tools=(WEATHER,)))
+    assert run.message.tool_calls == []
+    assert run.message.text == reply
+
+
+def test_a_fenced_call_in_an_answer_asked_for_without_functions_stays_text(
+    wire: WireServer,
+) -> None:
+    reply = f"Here:\n{FENCED_CALL}"
+    wire.push(text_stream(reply))
+    sent = request("How do I call it?", tools=(WEATHER,), tool_choice="none")
+    run = drive(provider(wire, stream=True), sent)
+    assert run.message.tool_calls == []
+    assert run.message.text == reply
+
+
 @pytest.mark.parametrize("stream", [True, False], ids=["stream", "json"])
 def test_a_json_answer_that_is_not_calls_is_text(wire: WireServer, stream: bool) -> None:
     pick = '{"call": "refund", "args": {"order_id": "A-1001"}}'
