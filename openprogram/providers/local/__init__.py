@@ -49,6 +49,7 @@ import httpx
 from openprogram.exceptions import LLMError, UserError
 from openprogram.messages import AssistantMessage, Usage
 from openprogram.providers._allow import check_model_request
+from openprogram.providers._http_provider import DEFAULT_TOTAL_TIMEOUT_S
 from openprogram.providers._wire import forced_tool_name, set_message
 from openprogram.providers.base import (
     ProviderEvent,
@@ -130,6 +131,10 @@ class LocalProvider:
         max_retries: HTTP-level retries of retryable failures per call (a local
             server rarely has any; a dead one is restarted instead).
         timeout: Seconds per read, or an ``httpx.Timeout`` (default 600 s).
+        total_timeout_s: Seconds one request to the server may take in all (its
+            HTTP retries included; a re-ask and the call-share probe each get the
+            same limit) when the exec's ``timeout_s`` ends it no sooner; ``None``:
+            no limit of the provider's own.
         invalid_output: What to do when, under ``tool_choice="auto"``, a reply's calls
             cannot be used (they name a tool not offered, break off, or repeat calls
             already made): ``"answer_in_text"`` asks again; ``"raise"`` raises.
@@ -154,6 +159,7 @@ class LocalProvider:
         stream: bool = True,
         max_retries: int = 1,
         timeout: float | httpx.Timeout | None = None,
+        total_timeout_s: float | None = DEFAULT_TOTAL_TIMEOUT_S,
         invalid_output: Literal["answer_in_text", "raise"] = "answer_in_text",
         extra_body: Mapping[str, Any] | None = None,
         call_threshold: float | None = None,
@@ -168,6 +174,11 @@ class LocalProvider:
         self._stream = stream
         self._max_retries = max_retries
         self._timeout = timeout
+        if total_timeout_s is not None and not total_timeout_s > 0:
+            raise UserError(
+                f"total_timeout_s={total_timeout_s!r}: use seconds > 0, or None for no limit"
+            )
+        self._total_timeout_s = total_timeout_s
         self._extra_body = extra_body
         self._invalid_output = invalid_output
         self._call_threshold = _threshold(call_threshold)
@@ -348,6 +359,7 @@ class LocalProvider:
                 stream=self._stream,
                 max_retries=self._max_retries,
                 timeout=self._timeout,
+                total_timeout_s=self._total_timeout_s,
                 extra_body=self._extra_body,
                 name=self.name,
             )

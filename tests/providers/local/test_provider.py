@@ -494,3 +494,17 @@ def test_a_json_answer_that_is_not_calls_is_text(wire: WireServer, stream: bool)
     if stream:
         assert run.text == pick
     assert "| text" in wire.requests[0].json["grammar"].splitlines()[0]
+
+
+def test_a_trickling_server_is_cut_off_by_the_total_timeout(wire: WireServer) -> None:
+    body = b'data: {"choices": [{"index": 0, "delta": {"content": "' + b"z" * 10_000
+    wire.push(Reply(chunks=[bytes([b]) for b in body], chunk_delay_s=0.05))
+    err = fail(provider(wire, stream=True, total_timeout_s=0.5), request("hi")).failure
+    assert err.reason == "timeout"
+    assert "total_timeout_s=0.5" in err.message
+
+
+@pytest.mark.parametrize("bad", [0, -1.0])
+def test_a_total_timeout_that_is_not_positive_is_refused(bad: float) -> None:
+    with pytest.raises(UserError, match="total_timeout_s"):
+        LocalProvider(total_timeout_s=bad)
