@@ -23,6 +23,7 @@ from openprogram.exceptions import LLMError
 from openprogram.messages import AssistantMessage, ToolResultMessage, Usage
 from openprogram.providers._http_provider import HttpOptions, StreamParser
 from openprogram.providers._sse import SSEEvent
+from openprogram.providers._wire import merged_body
 from openprogram.providers.base import ProviderEvent, ProviderRequest, TextDelta
 from openprogram.providers.local._grammar import ANSWER_GRAMMAR, answer_grammar, calls_grammar
 from openprogram.providers.local._meter import Meter
@@ -134,7 +135,7 @@ class LocalWire(OpenAIProvider):
             The share (``None`` if the probe failed or its reply is unreadable), and
             the tokens the probe cost as the server counted them (none if it failed).
         """
-        probe = probe_body(self._body(request, str(self.model), stream=False))
+        probe = probe_body(self._sent_body(request))
         data = await self._side_request(request, probe, "while probing the model's first token")
         if data is None:
             return None, Usage()
@@ -147,7 +148,7 @@ class LocalWire(OpenAIProvider):
         For a reply stopped early by a server that sent no ``timings``: its prompt is
         then in the server's cache, so the measurement costs about one token.
         """
-        body = self._body(request, str(self.model), stream=False)
+        body = self._sent_body(request)
         body.pop("grammar", None)  # the prompt is what is measured; any token will do
         body["max_tokens"] = 1
         data = await self._side_request(request, body, "while measuring the prompt")
@@ -155,6 +156,11 @@ class LocalWire(OpenAIProvider):
         if not usage.input_tokens:
             return None
         return replace(usage, output_tokens=0)
+
+    def _sent_body(self, request: ProviderRequest) -> dict[str, Any]:
+        """``request``'s body as the reply's request sends it (``extra_body`` laid over it),
+        not streamed: a side request must show the model the same prompt."""
+        return merged_body(self._body(request, str(self.model), stream=False), self._extra_body)
 
     async def _side_request(
         self, request: ProviderRequest, body: dict[str, Any], what: str

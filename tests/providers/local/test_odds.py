@@ -323,3 +323,16 @@ def test_no_probe_is_sent_past_the_deadline(wire: WireServer) -> None:
     # Neither the probe nor the reply went out (only the look-up of the model's name
     # for the error message did).
     assert [seen.path for seen in wire.requests if seen.method == "POST"] == []
+
+
+def test_the_probe_carries_the_extra_body_like_the_reply(wire: WireServer) -> None:
+    wire.push(HIGH, Reply(body=completion(CALL_PARIS)))
+    extra = {"temperature": 0.3, "max_tokens": 64, "chat_template_kwargs": {"style": "terse"}}
+    sent = request("Weather in Paris?", tools=(WEATHER,))
+    drive(provider(wire, call_threshold=0.6, extra_body=extra), sent)
+    probe_sent, reply = (seen.json for seen in wire.requests)
+    assert probe_sent["temperature"] == reply["temperature"] == 0.3
+    assert probe_sent["chat_template_kwargs"] == reply["chat_template_kwargs"]
+    assert reply["chat_template_kwargs"]["style"] == "terse"
+    assert probe_sent["max_tokens"] == 1  # the probe's own fields win
+    assert without(probe_sent, PROBE_FIELDS) == without(reply, PROBE_FIELDS)
