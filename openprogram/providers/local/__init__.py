@@ -182,7 +182,9 @@ class LocalProvider:
         self._extra_body = extra_body
         self._invalid_output = invalid_output
         self._call_threshold = _threshold(call_threshold)
-        self._wire: LocalWire | None = None
+        self._wires: dict[str, LocalWire] = {}
+        """One wire per embedded model asked for (each with its HTTP clients), kept so that
+        requests alternating between models do not leave clients behind."""
         self._served: str | None = None
 
     @property
@@ -205,9 +207,9 @@ class LocalProvider:
         return f"LocalProvider(model={self._model!r}, server={where!r})"
 
     async def aclose(self) -> None:
-        """Close the HTTP client this provider owns on the running loop (not the server)."""
-        if self._wire is not None:
-            await self._wire.aclose()
+        """Close the HTTP clients this provider owns on the running loop (not the servers)."""
+        for wire in self._wires.values():
+            await wire.aclose()
 
     async def __aenter__(self) -> Self:
         return self
@@ -342,16 +344,19 @@ class LocalProvider:
 
     async def _served_model(self, model: str) -> str:
         """The model id the server reports (``GET /v1/models``), else the embedded one's."""
-        if self._served is None and self._wire is not None and self._external_url is not None:
-            self._served = await asyncio.to_thread(served_model, self._wire.base_url)
+        if self._served is None and self._external_url is not None:
+            self._served = await asyncio.to_thread(served_model, self._external_url)
         return self._served or model
 
     async def _wire_for(self, model: str, *, restart: bool) -> LocalWire:
         url = self._external_url
         if url is None:
             url = await asyncio.to_thread(_embedded_url, model, restart)
-        if self._wire is None or self._wire.base_url != url or self._wire.model != model:
-            self._wire = LocalWire(
+        wire = self._wires.get(model)
+        if wire is None or wire.base_url != url:
+            if wire is not None:  # the server was restarted on another port
+                await wire.aclose()
+            wire = self._wires[model] = LocalWire(
                 model=model,
                 api_key=self._api_key,
                 base_url=url,
@@ -363,7 +368,7 @@ class LocalProvider:
                 extra_body=self._extra_body,
                 name=self.name,
             )
-        return self._wire
+        return wire
 
 
 def _embedded_url(model: str, restart: bool) -> str:

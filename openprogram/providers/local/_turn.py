@@ -4,6 +4,8 @@
 as soon as its first visible character shows it is an answer; a reply that
 opens calls is held back and becomes ``ToolCall`` blocks at the end, so call
 JSON is never streamed as text and a broken call can be asked again cleanly.
+An answer that ends with its calls in a fenced JSON list keeps its text and
+gets those calls (``trailing_calls``).
 ``reask`` says how: a reply cut at the output limit is asked again with a
 larger limit; any other broken reply is asked again for a plain answer.
 """
