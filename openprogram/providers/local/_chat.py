@@ -6,6 +6,9 @@
   and it refuses a grammar of ours. The provider parses calls (``_calls``).
 - ``grammar`` constrains the reply to a plain answer or calls of offered tools
   (``_grammar``); text only when no tool may be called.
+- Once a tool result is in, the reply stops where the model starts copying the
+  template's request for an answer (``ECHO_STOPS``): copying a long result, the
+  0.5B ran on into "Use these results to write a complete answer …".
 - ``cache_prompt`` keeps the server's KV cache of the prompt for the next turn,
   and llama.cpp's ``timings.cache_n`` (prompt tokens it did not recompute)
   becomes ``Usage.cached_tokens``.
@@ -36,7 +39,14 @@ from openprogram.providers.openai import (
     parse_chat_completion,
 )
 
-__all__ = ["INVALID_OUTPUT", "LocalRequest", "LocalWire", "request_picks", "shown_tools"]
+__all__ = [
+    "ECHO_STOPS",
+    "INVALID_OUTPUT",
+    "LocalRequest",
+    "LocalWire",
+    "request_picks",
+    "shown_tools",
+]
 
 INVALID_OUTPUT = "produced output that does not match the expected"
 """llama.cpp: "The model produced output that does not match the expected <parser> format"."""
@@ -63,6 +73,14 @@ class LocalRequest(ProviderRequest):
     request by ``local_request``: the body lists them and the reply is read against them."""
     meter: Meter | None = field(default=None, compare=False, repr=False)
     """Where the stream parser notes what the reply has cost so far (``_meter``)."""
+
+
+ECHO_STOPS = (
+    "If my request needs another function call, reply with the call",
+    "Use these results to write a complete answer to my request:",
+)
+"""The sentences ``chat_template.jinja`` ends a tool-result turn with: a reply that starts
+writing one out is copying the prompt, and the server stops it there (``stop``)."""
 
 
 def shown_tools(request: ProviderRequest) -> tuple[Any, ...]:
@@ -92,6 +110,14 @@ class LocalWire(OpenAIProvider):
         super().__init__(api_key_env=None, **options)
         limit = self._extra_body.pop("max_tokens", None)  # _body sends it, raised for a re-ask
         self._max_tokens = limit if isinstance(limit, int) else None
+        stop = self._extra_body.get("stop")
+        if isinstance(stop, str) or (
+            isinstance(stop, list) and all(isinstance(s, str) for s in stop)
+        ):  # _body sends them, with ECHO_STOPS once a result is in (laid over, they would go)
+            del self._extra_body["stop"]
+            self._stops = [stop] if isinstance(stop, str) else list(stop)
+        else:
+            self._stops = []
 
     @property
     def max_tokens(self) -> int | None:
@@ -112,6 +138,10 @@ class LocalWire(OpenAIProvider):
                 limit = max(limit, request.min_max_tokens)
         if limit is not None:
             body["max_tokens"] = limit
+        if any(isinstance(m, ToolResultMessage) for m in request.messages):
+            body["stop"] = [*ECHO_STOPS, *self._stops]
+        elif self._stops:
+            body["stop"] = list(self._stops)
         answer = request.answer_schema if request.response_format is None else None
         functions = [self._tool(spec)["function"] for spec in shown_tools(request)]
         picks = request.picks if isinstance(request, LocalRequest) else request_picks(request)

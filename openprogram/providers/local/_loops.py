@@ -7,13 +7,20 @@ of context. llama.cpp's DRY sampler did not stop it at a strength that keeps
 other answers intact, so the provider watches the streamed answer instead:
 when it ends in ``COPIES`` copies of one passage (numbers aside, so "1. X",
 "2. X" count as copies), the reply stops there, keeping the first copy.
+
+A looping answer also repeats a long passage with other words between the
+copies: measured on the README tour, the 0.5B's plan had breakfast, lunch,
+dinner and an "optional" dinner at one restaurant, each item ending in the
+same 230 characters (392 tokens, and the outer answer copied all of them).
+When a passage of ``ECHO`` characters (numbers aside) comes a third time,
+outside a code block, the answer stops before the paragraph it started in.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["COPIES", "LoopWatch"]
+__all__ = ["COPIES", "ECHO", "ECHOES", "LoopWatch", "loop_cut", "whole_cut"]
 
 COPIES = 4
 """Copies of one passage in a row that count as a loop."""
@@ -23,6 +30,12 @@ _MAX_PERIOD = 800
 _CHECK_EVERY = 32
 """Characters between checks: a check scans every period length."""
 _NUMBER = re.compile(r"\d+")
+ECHO = 150
+"""Characters of one passage that, said again and again, make an echo (prose rarely repeats
+150 characters word for word; a list whose items share a phrase does)."""
+ECHOES = 3
+"""Times one such passage may appear: the third is cut (two may be a quote and its use)."""
+_FENCE = "```"
 
 
 class LoopWatch:
@@ -35,16 +48,59 @@ class LoopWatch:
     def feed(self, chunk: str) -> int | None:
         """Add ``chunk``; the length of text to keep if the answer now loops, else ``None``."""
         self.text += chunk
-        if len(self.text) - self._checked < _CHECK_EVERY:
+        return self._check(_CHECK_EVERY)
+
+    def close(self) -> int | None:
+        """The cut for the text fed since the last check, once no more comes."""
+        return self._check(1)
+
+    def _check(self, every: int) -> int | None:
+        new = len(self.text) - self._checked
+        if new < every:
             return None
         self._checked = len(self.text)
-        return loop_cut(self.text)
+        return loop_cut(self.text, new)
 
 
-def loop_cut(text: str) -> int | None:
-    """The length of ``text`` to keep if it ends in ``COPIES`` copies of one passage."""
+def whole_cut(text: str) -> int | None:
+    """The cut a ``LoopWatch`` fed ``text`` as a stream would make (a reply read in whole
+    may have looped before its end, and must be cut where the streamed one is)."""
+    watch = LoopWatch()
+    for start in range(0, len(text), _CHECK_EVERY):
+        cut = watch.feed(text[start : start + _CHECK_EVERY])
+        if cut is not None:
+            return cut
+    return watch.close()
+
+
+def loop_cut(text: str, new: int = 1) -> int | None:
+    """The length of ``text`` to keep if it loops, else ``None``.
+
+    It loops if it ends in ``COPIES`` copies of one passage, or if a passage of
+    ``ECHO`` characters ending in its last ``new`` characters is there for the
+    ``ECHOES``-th time (the first such end counts, so the cut does not depend on
+    how often the stream is checked).
+    """
     start = max(0, len(text) - _MAX_PERIOD * COPIES * 2)
-    # The window with each number as "#", and each of its characters' index in text.
+    flat, where = _numbers_aside(text, start)
+    n = len(flat)
+    for period in range(_MIN_PERIOD, min(_MAX_PERIOD, n // COPIES) + 1):
+        last = flat[n - period :]
+        if not all(flat[n - (k + 1) * period : n - k * period] == last for k in range(1, COPIES)):
+            continue
+        if not _short_repeat(last):  # a rule of 64 dashes is 4 "copies" of 16: honest text
+            return where[_first_end(flat, period)]
+    if text.count(_FENCE) % 2 == 1:
+        return None  # inside a code block, where code may repeat itself honestly
+    for end in range(max(ECHO * ECHOES, n - new + 1), n + 1):
+        echo = _echo_start(flat, end)
+        if echo is not None:
+            return where[echo]
+    return None
+
+
+def _numbers_aside(text: str, start: int) -> tuple[str, list[int]]:
+    """``text[start:]`` with each number as "#", and each of its characters' index in text."""
     norm: list[str] = []
     where: list[int] = []
     pos = start
@@ -56,15 +112,31 @@ def loop_cut(text: str) -> int | None:
         pos = match.end()
     norm.append(text[pos:])
     where.extend(range(pos, len(text)))
-    flat = "".join(norm)
-    n = len(flat)
-    for period in range(_MIN_PERIOD, min(_MAX_PERIOD, n // COPIES) + 1):
-        last = flat[n - period :]
-        if not all(flat[n - (k + 1) * period : n - k * period] == last for k in range(1, COPIES)):
-            continue
-        if not _short_repeat(last):  # a rule of 64 dashes is 4 "copies" of 16: honest text
-            return where[_first_end(flat, period)]
-    return None
+    return "".join(norm), where
+
+
+def _echo_start(flat: str, end: int) -> int | None:
+    """Where to cut ``flat`` if the ``ECHO`` characters before ``end`` come for the
+    ``ECHOES``-th time: before the paragraph (else the line) in which that copy began,
+    so a list keeps its whole items."""
+    tail = flat[end - ECHO : end]
+    if _short_repeat(tail[: _MIN_PERIOD * 2]) or tail.isspace():
+        return None  # a long rule or blank run: not a passage
+    seen, before = [], end - ECHO
+    for _ in range(ECHOES - 1):
+        before = flat.rfind(tail, 0, before)
+        if before < 0:
+            return None
+        seen.append(before)
+    # The copy began where it stops matching the one before it.
+    copy, earlier = end - ECHO, seen[0]
+    while copy > seen[0] + ECHO and earlier > 0 and flat[copy - 1] == flat[earlier - 1]:
+        copy, earlier = copy - 1, earlier - 1
+    between = flat[seen[0] : copy]  # from inside the copy before, where no break is
+    for mark in ("\n\n", "\n"):
+        if mark in between:
+            return seen[0] + between.rindex(mark)
+    return copy
 
 
 def _short_repeat(passage: str) -> bool:

@@ -40,7 +40,7 @@ from openprogram.providers.local._calls import (
     trailing_calls,
 )
 from openprogram.providers.local._chat import LocalRequest, LocalWire, request_picks, shown_tools
-from openprogram.providers.local._loops import COPIES, LoopWatch, loop_cut
+from openprogram.providers.local._loops import LoopWatch, whole_cut
 from openprogram.providers.local._meter import Meter
 from openprogram.providers.local._picks import Pick, as_pick
 
@@ -131,7 +131,7 @@ async def shaped(
     watch = LoopWatch() if _prose(sent) else None
     async for event in events:
         if isinstance(event, ResponseDone):
-            final = _final(event.message, sent, calls, picks)
+            final = _final(event.message, sent, calls, picks, watch)
             if calls and held and not final.tool_calls:
                 yield TextDelta(final.text)  # a pick, or it began like a call but is JSON text
             yield ResponseDone(final)
@@ -184,11 +184,7 @@ async def _spent(events: AsyncIterator[ProviderEvent], sent: LocalRequest) -> Us
 
 def _looped(text: str, cut: int, usage: Usage, model: str | None) -> AssistantMessage:
     """The reply of an answer stopped in a loop: its text up to the loop's first copy."""
-    _log.info(
-        "the local model's answer repeated one passage %d times; stopped it after %d characters",
-        COPIES,
-        cut,
-    )
+    _log.info("the local model's answer repeated one passage; stopped it after %d characters", cut)
     kept = TextContent(text[:cut].rstrip())
     return AssistantMessage((kept,), stop_reason="length", usage=usage, model=model)
 
@@ -219,11 +215,18 @@ def _checked(
 
 
 def _final(
-    message: AssistantMessage, sent: LocalRequest, calls: bool | None, picks: Sequence[Pick]
+    message: AssistantMessage,
+    sent: LocalRequest,
+    calls: bool | None,
+    picks: Sequence[Pick],
+    watch: LoopWatch | None,
 ) -> AssistantMessage:
     offered = {str(spec.get("name")) for spec in shown_tools(sent)} | {p.name for p in picks}
     if message.tool_calls or not (calls or (calls is None and opens_calls(message.text))):
-        cut = loop_cut(message.text) if _prose(sent) and not message.tool_calls else None
+        cut = None
+        if _prose(sent) and not message.tool_calls:
+            # Streamed, the watch has checked all but the last few characters.
+            cut = watch.close() if watch and watch.text else whole_cut(message.text)
         if cut is not None:
             return _looped(message.text, cut, message.usage, sent.model)
         told = trailing_calls(message.text, offered) if _may_call(sent) and offered else None

@@ -5,6 +5,11 @@ Decoding greedily, the embedded model once repeated "Paris: sunny, 21 C" for
 four copies of one passage (numbers aside) it stops reading, keeps the text up
 to the end of the run's first copy and ends the reply with stop reason
 ``"length"``. Structured answers and decisions are left alone.
+
+A loop with other words between its copies (the README tour's plan: breakfast,
+lunch and dinner at one restaurant, each item ending in the same 230
+characters) is stopped before the paragraph in which a 150-character passage
+comes a third time.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from openprogram import Runtime
-from openprogram.providers.local._loops import COPIES, loop_cut
+from openprogram.providers.local._loops import COPIES, ECHO, LoopWatch, loop_cut, whole_cut
 from openprogram.runtime import StreamEvent, StreamTextDelta
 
 from .._server import Reply, WireServer, sse
@@ -157,6 +162,66 @@ def test_a_numbered_list_of_one_item_is_cut_after_item_1(wire: WireServer, strea
     assert rt.last_run.stop_reason == "length"
 
 
+SAME = (
+    ' at the Parisian restaurant called "Le Parisian". This restaurant offers a variety of'
+    " dishes, including traditional French cuisine, Italian cuisine, and more. You can also"
+    ' try some local specialties like the "Fondue de la Chine" or the "Pancakes de la France".'
+)
+MEALS = [
+    "2. **Afternoon:**\n   - After the morning, you can enjoy a delicious breakfast" + SAME,
+    "3. **Evening:**\n   - After breakfast, you can enjoy a delicious lunch" + SAME,
+    "4. **Night:**\n   - After lunch, you can enjoy a delicious dinner" + SAME,
+    "5. **Optional:**\n   - If you prefer a quiet evening, you can enjoy a delicious dinner" + SAME,
+]
+TOUR_HEAD = "Plan a weekend in Paris:\n\n1. **Morning:**\n   - Check the weather: sunny, 21 C."
+TOUR = "\n\n".join([TOUR_HEAD, *MEALS, "Enjoy your weekend in Paris!"])
+"""The 0.5B's plan from the README tour (measured), shortened: the passage after each meal
+is the same 230 characters."""
+
+
+@MODES
+@pytest.mark.parametrize("size", [1, 7, 32])
+def test_a_passage_said_a_third_time_cuts_before_its_paragraph(
+    wire: WireServer, stream: bool, size: int
+) -> None:
+    wire.push(answer(TOUR, stream, size))
+    rt = Runtime(provider(wire, stream=stream))
+    assert rt.exec("Plan a weekend in Paris.") == "\n\n".join([TOUR_HEAD, *MEALS[:2]])
+    assert rt.last_run is not None
+    assert rt.last_run.stop_reason == "length"
+
+
+def test_a_streamed_echo_stops_reading_the_server(wire: WireServer) -> None:
+    lockstep = Lockstep(TOUR)
+    wire.push(Reply(chunks=lockstep))
+    rt = Runtime(provider(wire, stream=True), on_stream=lockstep.on_stream)
+    assert rt.exec("Plan a weekend in Paris.") == "\n\n".join([TOUR_HEAD, *MEALS[:2]])
+    assert lockstep.sent * 7 < len("\n\n".join([TOUR_HEAD, *MEALS[:3]]))  # item 4 never read
+    lockstep.release()
+    assert lockstep.finished.wait(10)
+
+
+@MODES
+def test_a_passage_said_twice_is_kept(wire: WireServer, stream: bool) -> None:
+    text = "\n\n".join([TOUR_HEAD, *MEALS[:2], "Enjoy your weekend in Paris!"])
+    wire.push(answer(text, stream))
+    rt = Runtime(provider(wire, stream=stream))
+    assert rt.exec("Plan a weekend in Paris.") == text
+    assert rt.last_run is not None
+    assert rt.last_run.stop_reason == "stop"
+
+
+@MODES
+def test_code_that_repeats_itself_is_kept(wire: WireServer, stream: bool) -> None:
+    line = "    assert plan(city).startswith('Plan a weekend in Paris:'), 'no city in the plan'\n"
+    code = "```python\n" + "".join(f"def test_{i}(city):\n" + line * 2 for i in range(3))
+    wire.push(answer(code, stream))
+    rt = Runtime(provider(wire, stream=stream))
+    assert rt.exec("Write three tests.") == code
+    assert rt.last_run is not None
+    assert rt.last_run.stop_reason == "stop"
+
+
 # -- what is not a loop ---------------------------------------------------------------------
 
 HONEST = (
@@ -237,3 +302,37 @@ def test_loop_cut_keeps_the_text_and_one_copy(prose: str, copy: str, k: int) -> 
     # Streamed, the check runs wherever a chunk ends: every such prefix cuts at the same place.
     for n in range(len(before) + COPIES * len(copy), len(text) + 1):
         assert loop_cut(text[:n]) == len(before + copy)
+
+
+HEADS = st.text(alphabet=st.sampled_from("abcdefghij klmnop,:"), min_size=1, max_size=40)
+SHARED = st.text(alphabet=st.sampled_from("abcdefghijklmnopqrstuvwxyz ,."), min_size=ECHO)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    heads=st.lists(HEADS, min_size=1, max_size=6, unique=True),
+    shared=SHARED,
+    size=st.integers(1, 80),
+)
+def test_an_echo_keeps_the_items_before_its_third_copy(
+    heads: list[str], shared: str, size: int
+) -> None:
+    """Items whose heads differ and whose ends are one long passage: from the third on they
+    go, however the answer streams; two are kept whole. (The passage does not repeat itself
+    inside, as prose does not: a run of "aaaa" matches itself anywhere.)"""
+    pieces16 = [shared[i : i + 16] for i in range(len(shared) - 15)]
+    assume(len(set(pieces16)) == len(pieces16))
+    items = [f"{i}. {head}: {shared}" for i, head in enumerate(heads, start=1)]
+    text = "Plan:\n\n" + "\n\n".join(items)
+    watch, cut = LoopWatch(), None
+    for start in range(0, len(text), size):
+        cut = watch.feed(text[start : start + size])
+        if cut is not None:
+            break
+    else:
+        cut = watch.close()
+    assert cut == whole_cut(text)
+    if len(items) < 3:
+        assert cut is None
+    else:
+        assert cut == len("Plan:\n\n" + "\n\n".join(items[:2]))
