@@ -105,7 +105,9 @@ def mypy_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, set[Findi
 
 
 def test_examples_exist() -> None:
-    assert {"agentic.py", "exec_results.py", "tools_and_functions.py"} <= set(EXAMPLES)
+    assert {"agentic.py", "choices.py", "exec_results.py", "tools_and_functions.py"} <= set(
+        EXAMPLES
+    )
 
 
 @pytest.mark.parametrize("name", EXAMPLES)
