@@ -129,8 +129,9 @@ reveal_type(runtime.exec("Label", choices=[Priority.LOW, 3]))  # R: choices.Prio
 reveal_type(runtime.exec("Plan", choices={"quick": Plan(1), "full": Plan(5)}))  # R: choices.Plan
 reveal_type(runtime.exec("Plan", choices={"a": Opaque(), "b": Opaque()}))  # R: object
 reveal_type(runtime.exec("Route", choices=[("Hand to a team.", Escalation)]))  # R: dict[str, Any]
-reveal_type(runtime.exec("Kind", choices=[Priority]))  # R: type[choices.Priority]
-reveal_type(runtime.exec("Kind", choices=[(Priority, "The scale.")]))  # R: type[choices.Priority]
+# A class is a value option (returned, not called); a dict names it.
+reveal_type(runtime.exec("Kind", choices={"scale": Priority}))  # R: type[choices.Priority]
+reveal_type(runtime.exec("Kind", choices={"scale": (Priority, "The scale.")}))  # R: type[choices.Priority]
 reveal_type(runtime.exec("Decide", choices=[refund, "wait"]))  # R: object
 reveal_type(runtime.exec("Decide", choices=[refund, ("Hand over.", Escalation), 42]))  # R: object
 reveal_type(runtime.exec("Decide", choices=DecisionMenu.of(["a", "b"])))  # R: Any
