@@ -15,6 +15,11 @@ phase. Options come as a dict ``{name: handler}`` or a list; a handler is
 
 A bad pick (none found, unknown option, invalid arguments) gets one re-ask
 that says exactly what was wrong; a second bad pick raises ``DecisionError``.
+
+For type checkers, ``exec(choices=...)``, ``make`` and ``async_make`` type the
+answer by the options' form: what the functions return, the values' type,
+``dict[str, Any]`` for schema options, ``object`` for a mix (the order of the
+forms and the limits: ``openprogram/structured/_pick_types.py``).
 """
 
 from __future__ import annotations

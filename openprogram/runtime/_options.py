@@ -5,6 +5,8 @@
 the two field lists identical. ``CommonExecKwargs`` is every keyword except
 ``choices`` and ``response_format``, which decide the type of the answer and
 so are spelled out in ``exec``'s overloads; a new option goes there.
+``PickKwargs`` and ``FormatKwargs`` are the rest of the keywords of the
+overloads that type the answer by ``choices`` or by ``response_format``.
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ __all__ = [
     "CommonExecKwargs",
     "ExecKwargs",
     "ExecOptions",
+    "FormatKwargs",
     "OnMaxIterations",
+    "PickKwargs",
     "check_sampling",
 ]
 
@@ -56,6 +60,18 @@ class CommonExecKwargs(TypedDict, total=False):
     temperature: float | None
     max_tokens: int | None
     seed: int | None
+
+
+class PickKwargs(CommonExecKwargs, total=False):
+    """Keywords of an ``exec`` whose answer is typed by ``choices``."""
+
+    response_format: None
+
+
+class FormatKwargs(CommonExecKwargs, total=False):
+    """Keywords of an ``exec`` whose answer is typed by ``response_format``."""
+
+    choices: None
 
 
 class ExecKwargs(CommonExecKwargs, total=False):

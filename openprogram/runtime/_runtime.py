@@ -25,7 +25,14 @@ from openprogram.runtime._approval import Approval
 from openprogram.runtime._bound import BoundCall, exec_parent, following_call
 from openprogram.runtime._finale import Finale, with_instructions
 from openprogram.runtime._loop import run_loop
-from openprogram.runtime._options import CommonExecKwargs, ExecKwargs, ExecOptions, check_sampling
+from openprogram.runtime._options import (
+    CommonExecKwargs,
+    ExecKwargs,
+    ExecOptions,
+    FormatKwargs,
+    PickKwargs,
+    check_sampling,
+)
 from openprogram.runtime._result import RunResult
 from openprogram.runtime._run import RunState, Sink
 from openprogram.runtime._scope import ToolScope, build_scope, check_forced_choice
@@ -37,6 +44,20 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from openprogram.structured import OutputSchema
+    from openprogram.structured._decision import DecisionMenu
+    from openprogram.structured._pick_types import (
+        AsyncFunctionOptions,
+        ClassOptions,
+        Cls,
+        DescribedValueOptions,
+        FunctionOptions,
+        MixedOptions,
+        Returned,
+        SchemaOptions,
+        Unjoined,
+        Value,
+        ValueOptions,
+    )
 
 __all__ = ["MODEL_ENV_VAR", "Runtime"]
 
@@ -164,7 +185,8 @@ class Runtime:
     # -- running ----------------------------------------------------------------------------
 
     # The overloads type the answer by what decides it: nothing (text), a model class (an
-    # instance of it), a JSON Schema (its JSON value), ``choices`` (the pick's result).
+    # instance of it), a JSON Schema (its JSON value), ``choices`` by the form of its options,
+    # tried in the order structured/_pick_types.py explains (first fit wins, so keep it).
     @overload
     def exec(
         self,
@@ -176,30 +198,59 @@ class Runtime:
     ) -> str: ...
     @overload
     def exec(
-        self,
-        content: Any,
-        *,
-        response_format: type[_M],
-        choices: None = None,
-        **options: Unpack[CommonExecKwargs],
+        self, content: Any, *, response_format: type[_M], **options: Unpack[FormatKwargs]
     ) -> _M: ...
     @overload
     def exec(
-        self,
-        content: Any,
-        *,
-        response_format: _Schema,
-        choices: None = None,
-        **options: Unpack[CommonExecKwargs],
+        self, content: Any, *, response_format: _Schema, **options: Unpack[FormatKwargs]
     ) -> Any: ...
+    @overload
+    def exec(
+        self, content: Any, *, choices: ClassOptions[Cls] | Unjoined, **options: Unpack[PickKwargs]
+    ) -> type[Cls]: ...
     @overload
     def exec(
         self,
         content: Any,
         *,
-        choices: Any,
-        response_format: None = None,
-        **options: Unpack[CommonExecKwargs],
+        choices: AsyncFunctionOptions[Returned] | Unjoined,
+        **options: Unpack[PickKwargs],
+    ) -> Returned: ...
+    @overload
+    def exec(
+        self,
+        content: Any,
+        *,
+        choices: FunctionOptions[Returned] | Unjoined,
+        **options: Unpack[PickKwargs],
+    ) -> Returned: ...
+    @overload
+    def exec(
+        self, content: Any, *, choices: SchemaOptions | Unjoined, **options: Unpack[PickKwargs]
+    ) -> dict[str, Any]: ...
+    @overload
+    def exec(
+        self,
+        content: Any,
+        *,
+        choices: DescribedValueOptions[Value] | Unjoined,
+        **options: Unpack[PickKwargs],
+    ) -> Value: ...
+    @overload
+    def exec(
+        self,
+        content: Any,
+        *,
+        choices: ValueOptions[Value] | Unjoined,
+        **options: Unpack[PickKwargs],
+    ) -> Value: ...
+    @overload
+    def exec(
+        self, content: Any, *, choices: MixedOptions, **options: Unpack[PickKwargs]
+    ) -> object: ...
+    @overload
+    def exec(
+        self, content: Any, *, choices: DecisionMenu, **options: Unpack[PickKwargs]
     ) -> Any: ...
     def exec(self, content: Any, **options: Unpack[ExecKwargs]) -> Any:
         """Run the tool loop on ``content`` and return the final answer.
@@ -221,6 +272,11 @@ class Runtime:
         Returns:
             The text of the final answer; with ``response_format=`` the validated
             answer (an instance of the model class), with ``choices=`` the pick's result.
+            For type checkers, ``choices=`` of functions gives what they return (their
+            join, e.g. ``object``, when they differ), of values their type, of schema
+            options ``dict[str, Any]``, of a mix of forms ``object``; a JSON Schema
+            ``response_format`` and a prebuilt ``DecisionMenu`` give ``Any``, as the
+            type is only known at run time.
 
         Raises:
             UserError: Contradictory or invalid options, a forced tool not in the menu.
@@ -244,30 +300,59 @@ class Runtime:
     ) -> str: ...
     @overload
     async def async_exec(
-        self,
-        content: Any,
-        *,
-        response_format: type[_M],
-        choices: None = None,
-        **options: Unpack[CommonExecKwargs],
+        self, content: Any, *, response_format: type[_M], **options: Unpack[FormatKwargs]
     ) -> _M: ...
     @overload
     async def async_exec(
-        self,
-        content: Any,
-        *,
-        response_format: _Schema,
-        choices: None = None,
-        **options: Unpack[CommonExecKwargs],
+        self, content: Any, *, response_format: _Schema, **options: Unpack[FormatKwargs]
     ) -> Any: ...
+    @overload
+    async def async_exec(
+        self, content: Any, *, choices: ClassOptions[Cls] | Unjoined, **options: Unpack[PickKwargs]
+    ) -> type[Cls]: ...
     @overload
     async def async_exec(
         self,
         content: Any,
         *,
-        choices: Any,
-        response_format: None = None,
-        **options: Unpack[CommonExecKwargs],
+        choices: AsyncFunctionOptions[Returned] | Unjoined,
+        **options: Unpack[PickKwargs],
+    ) -> Returned: ...
+    @overload
+    async def async_exec(
+        self,
+        content: Any,
+        *,
+        choices: FunctionOptions[Returned] | Unjoined,
+        **options: Unpack[PickKwargs],
+    ) -> Returned: ...
+    @overload
+    async def async_exec(
+        self, content: Any, *, choices: SchemaOptions | Unjoined, **options: Unpack[PickKwargs]
+    ) -> dict[str, Any]: ...
+    @overload
+    async def async_exec(
+        self,
+        content: Any,
+        *,
+        choices: DescribedValueOptions[Value] | Unjoined,
+        **options: Unpack[PickKwargs],
+    ) -> Value: ...
+    @overload
+    async def async_exec(
+        self,
+        content: Any,
+        *,
+        choices: ValueOptions[Value] | Unjoined,
+        **options: Unpack[PickKwargs],
+    ) -> Value: ...
+    @overload
+    async def async_exec(
+        self, content: Any, *, choices: MixedOptions, **options: Unpack[PickKwargs]
+    ) -> object: ...
+    @overload
+    async def async_exec(
+        self, content: Any, *, choices: DecisionMenu, **options: Unpack[PickKwargs]
     ) -> Any: ...
     async def async_exec(self, content: Any, **options: Unpack[ExecKwargs]) -> Any:
         """``exec`` for async code: same options, same result, same errors."""

@@ -11,7 +11,7 @@ import inspect
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
 
 from openprogram import _threads
 from openprogram._tool_types import quoted, shortened, truncate
@@ -28,6 +28,21 @@ from openprogram.structured._parse import iter_json_values
 from openprogram.structured._pick_schema import pick_schema
 from openprogram.structured._render import render_params
 from openprogram.tools import Tool, ToolContext
+
+if TYPE_CHECKING:
+    from openprogram.structured._pick_types import (
+        AsyncFunctionOptions,
+        ClassOptions,
+        Cls,
+        DescribedValueOptions,
+        FunctionOptions,
+        MixedOptions,
+        Returned,
+        SchemaOptions,
+        Unjoined,
+        Value,
+        ValueOptions,
+    )
 
 __all__ = [
     "Choice",
@@ -203,6 +218,31 @@ class DecisionTurns:
         )
 
 
+# The same overloads as Runtime.exec's for choices= (structured/_pick_types.py). The first
+# three overlap the later ones only on an empty list (refused at run time) and on Unjoined
+# (no value has it), so mypy's overlap warning is silenced there.
+@overload
+def make(prompt: str, options: ClassOptions[Cls] | Unjoined, runtime: Any = None) -> type[Cls]: ...  # type: ignore[overload-overlap]
+@overload
+def make(  # type: ignore[overload-overlap]
+    prompt: str, options: AsyncFunctionOptions[Returned] | Unjoined, runtime: Any = None
+) -> Returned: ...
+@overload
+def make(  # type: ignore[overload-overlap]
+    prompt: str, options: FunctionOptions[Returned] | Unjoined, runtime: Any = None
+) -> Returned: ...
+@overload
+def make(prompt: str, options: SchemaOptions | Unjoined, runtime: Any = None) -> dict[str, Any]: ...
+@overload
+def make(
+    prompt: str, options: DescribedValueOptions[Value] | Unjoined, runtime: Any = None
+) -> Value: ...
+@overload
+def make(prompt: str, options: ValueOptions[Value] | Unjoined, runtime: Any = None) -> Value: ...
+@overload
+def make(prompt: str, options: MixedOptions, runtime: Any = None) -> object: ...
+@overload
+def make(prompt: str, options: DecisionMenu, runtime: Any = None) -> Any: ...
 def make(prompt: str, options: Any, runtime: Any = None) -> Any:
     """Ask the model to pick one option right away (no tools, no work phase).
 
@@ -213,7 +253,7 @@ def make(prompt: str, options: Any, runtime: Any = None) -> Any:
 
     Returns:
         The picked function's return value, the picked value, or the schema
-        option's ``{"decision": name, **fields}``.
+        option's ``{"decision": name, **fields}``; typed as ``exec(choices=...)``'s.
 
     Raises:
         DecisionError: The model did not pick a valid option, even after one re-ask.
@@ -222,6 +262,34 @@ def make(prompt: str, options: Any, runtime: Any = None) -> Any:
     return _runtime(runtime).exec(prompt, tools=[], choices=options)
 
 
+@overload
+async def async_make(  # type: ignore[overload-overlap]
+    prompt: str, options: ClassOptions[Cls] | Unjoined, runtime: Any = None
+) -> type[Cls]: ...
+@overload
+async def async_make(  # type: ignore[overload-overlap]
+    prompt: str, options: AsyncFunctionOptions[Returned] | Unjoined, runtime: Any = None
+) -> Returned: ...
+@overload
+async def async_make(  # type: ignore[overload-overlap]
+    prompt: str, options: FunctionOptions[Returned] | Unjoined, runtime: Any = None
+) -> Returned: ...
+@overload
+async def async_make(
+    prompt: str, options: SchemaOptions | Unjoined, runtime: Any = None
+) -> dict[str, Any]: ...
+@overload
+async def async_make(
+    prompt: str, options: DescribedValueOptions[Value] | Unjoined, runtime: Any = None
+) -> Value: ...
+@overload
+async def async_make(
+    prompt: str, options: ValueOptions[Value] | Unjoined, runtime: Any = None
+) -> Value: ...
+@overload
+async def async_make(prompt: str, options: MixedOptions, runtime: Any = None) -> object: ...
+@overload
+async def async_make(prompt: str, options: DecisionMenu, runtime: Any = None) -> Any: ...
 async def async_make(prompt: str, options: Any, runtime: Any = None) -> Any:
     """``make`` for async code."""
     return await _runtime(runtime).async_exec(prompt, tools=[], choices=options)

@@ -27,6 +27,10 @@ ROOT = HERE.parent.parent
 PACKAGE = ROOT / "openprogram"
 README_PROGRAM = "readme_blocks.py"
 """The README's python blocks, joined: what a new user pastes first must pass ``--strict``."""
+TYPED_DOCS = (ROOT / "docs" / "decisions.md", "## Typed answers")
+"""A docs section about typing: its python blocks, joined, must pass ``--strict`` too."""
+TYPED_DOCS_PROGRAM = "typed_docs_blocks.py"
+_BLOCK = re.compile(r"^```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
 SITE_ENV = "OPENPROGRAM_TYPING_SITE"
 
 _EXPECT = re.compile(r"#\s*(?P<kind>[RE]):\s*(?P<value>[^#]+?)\s*(?:#.*)?$")
@@ -63,6 +67,15 @@ def reported_findings(output: str) -> dict[str, set[Finding]]:
     return found
 
 
+def typed_docs_blocks() -> list[str]:
+    """The python blocks of the docs section that ``TYPED_DOCS`` names."""
+    page, heading = TYPED_DOCS
+    text = page.read_text(encoding="utf-8")
+    assert heading in text, f"{page.name} has no section {heading!r}"
+    section = text.split(heading, 1)[1].split("\n## ", 1)[0]
+    return _BLOCK.findall(section)
+
+
 def _site(tmp: Path) -> Path:
     """The directory mypy finds ``openprogram`` in, as an installed package."""
     if configured := os.environ.get(SITE_ENV):
@@ -85,14 +98,14 @@ def mypy_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, set[Findi
     for name in EXAMPLES:
         shutil.copy(HERE / "examples" / name, programs / name)
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    blocks = re.findall(r"^```python\n(.*?)^```", readme, re.DOTALL | re.MULTILINE)
-    (programs / README_PROGRAM).write_text("\n".join(blocks), encoding="utf-8")
+    (programs / README_PROGRAM).write_text("\n".join(_BLOCK.findall(readme)), encoding="utf-8")
+    (programs / TYPED_DOCS_PROGRAM).write_text("\n".join(typed_docs_blocks()), encoding="utf-8")
     # PYTHONPATH entries count as installed packages for mypy, which then needs py.typed.
     env = {**os.environ, "PYTHONPATH": str(site)}
     command = [sys.executable, "-m", "mypy", "--strict", "--show-error-codes", "--no-pretty"]
     command += ["--hide-error-context", "--no-error-summary", "--cache-dir", str(tmp / "cache")]
     done = subprocess.run(
-        [*command, *EXAMPLES, README_PROGRAM],
+        [*command, *EXAMPLES, README_PROGRAM, TYPED_DOCS_PROGRAM],
         cwd=programs,
         env=env,
         capture_output=True,
@@ -105,7 +118,9 @@ def mypy_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, set[Findi
 
 
 def test_examples_exist() -> None:
-    assert {"agentic.py", "exec_results.py", "tools_and_functions.py"} <= set(EXAMPLES)
+    assert {"agentic.py", "choices.py", "exec_results.py", "tools_and_functions.py"} <= set(
+        EXAMPLES
+    )
 
 
 @pytest.mark.parametrize("name", EXAMPLES)
@@ -122,6 +137,11 @@ def test_example_type_checks_as_annotated(name: str, mypy_report: dict[str, set[
 
 def test_readme_blocks_type_check_clean(mypy_report: dict[str, set[Finding]]) -> None:
     assert mypy_report.get(README_PROGRAM, set()) == set()
+
+
+def test_typed_docs_blocks_type_check_clean(mypy_report: dict[str, set[Finding]]) -> None:
+    assert typed_docs_blocks(), "the typed-answers section of the docs lost its examples"
+    assert mypy_report.get(TYPED_DOCS_PROGRAM, set()) == set()
 
 
 def test_the_comparison_catches_a_difference() -> None:

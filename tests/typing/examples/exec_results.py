@@ -24,10 +24,10 @@ reveal_type(runtime.exec("Read it", response_format=Invoice))  # R: exec_results
 quick = runtime.exec("Read it", response_format=Invoice, toolset="none")
 reveal_type(quick)  # R: exec_results.Invoice
 reveal_type(runtime.exec("Count", response_format=SCHEMA))  # R: Any
-reveal_type(runtime.exec("Pick", choices=["a", "b"]))  # R: Any
+reveal_type(runtime.exec("Pick", choices=["a", "b"]))  # R: str
 reveal_type(runtime.exec("Say hello", response_format=None))  # R: str
 reveal_type(runtime.exec("Read it", response_format=Invoice, choices=None))  # R: exec_results.Invoice
-reveal_type(runtime.exec("Pick", choices=["a", "b"], response_format=None))  # R: Any
+reveal_type(runtime.exec("Pick", choices=["a", "b"], response_format=None))  # R: str
 runtime.exec("Read it", response_format=int)  # E: type-var
 runtime.exec("Say hello", max_iterations="many")  # E: call-overload
 runtime.exec("Say hello", max_iteration=3)  # E: call-overload
