@@ -56,7 +56,14 @@ class OpenProgramClient:
 
     name = "openprogram"
 
-    def __init__(self, *, base_url: str | None, temperature: float, max_tokens: int) -> None:
+    def __init__(
+        self,
+        *,
+        base_url: str | None,
+        temperature: float,
+        max_tokens: int,
+        model: str | None = None,
+    ) -> None:
         from openprogram import Runtime
         from openprogram.providers.local import LocalProvider
 
@@ -66,7 +73,9 @@ class OpenProgramClient:
         native = {"temperature", "max_tokens"} <= inspect.signature(Runtime.exec).parameters.keys()
         self.sampling_via = "exec" if native else "extra_body"
         self._exec_options: dict[str, Any] = sampling if native else {}
-        self._provider = LocalProvider(base_url=base_url, extra_body=None if native else sampling)
+        self._provider = LocalProvider(
+            model, base_url=base_url, extra_body=None if native else sampling
+        )
 
     def ask(self, question: Question) -> Outcome:
         from openprogram import Runtime

@@ -27,14 +27,16 @@ __all__ = ["RawServer"]
 
 
 class RawServer:
-    """One llama.cpp child process serving the embedded model with a chosen template.
+    """One llama.cpp child process serving an embedded model with a chosen template.
 
     Args:
         template: Jinja chat template text; ``""`` uses the GGUF's built-in one.
+        model: Which embedded model (``LOCAL_MODELS``); the default one if not given.
     """
 
-    def __init__(self, template: str) -> None:
+    def __init__(self, template: str, model: str | None = None) -> None:
         self._template = template
+        self._model = model
         self._proc: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
         self.base_url = ""
@@ -42,10 +44,11 @@ class RawServer:
 
     def __enter__(self) -> RawServer:
         from openprogram.providers.local import _server as srv
-        from openprogram.providers.local._weights import ensure_weights
+        from openprogram.providers.local._weights import LOCAL_MODEL, ensure_weights, weights_for
 
         options = srv.ServerOptions()
-        config = {"model": str(ensure_weights()), **asdict(options)}
+        weights = ensure_weights(weights_for(self._model))
+        config = {"model": str(weights), **asdict(options), "alias": self._model or LOCAL_MODEL}
         config["template"] = self._template
         config["threads"] = options.threads or srv._default_threads()
         env = dict(os.environ)
@@ -62,8 +65,8 @@ class RawServer:
         )
         deadline = time.monotonic() + options.start_timeout_s
         try:
-            url = srv._await_ready_line(self._proc, deadline)
-            srv._await_health(url, self._proc, deadline)
+            url = srv._await_ready_line(self._proc, deadline, config["alias"])
+            srv._await_health(url, self._proc, deadline, config["alias"])
         except Exception:  # any failure to come up: stop the child, then report it as is
             self.__exit__(None, None, None)
             raise

@@ -40,6 +40,8 @@ import bfcl_report  # noqa: E402
 import bfcl_schema  # noqa: E402
 from bfcl_clients import Client, OpenProgramClient, Outcome, RawClient  # noqa: E402
 
+from openprogram.providers.local import LOCAL_MODEL, LOCAL_MODELS  # noqa: E402
+
 CLIENTS = ("openprogram", "raw_builtin", "raw_ours")
 Scorer = Callable[[bfcl_data.Question, list[dict[str, dict[str, Any]]] | None], bool | None]
 
@@ -49,6 +51,8 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--per-category", type=int, default=50, help="questions per category")
     p.add_argument("--seed", type=int, default=0, help="seed of the sample")
     p.add_argument("--clients", default=",".join(CLIENTS), help="comma-separated")
+    p.add_argument("--model", default=LOCAL_MODEL, choices=LOCAL_MODELS,
+                   help="embedded model every started server runs (default: %(default)s)")
     p.add_argument("--categories", default=",".join(bfcl_data.CATEGORIES), help="comma-separated")
     p.add_argument("--data-dir", type=Path, help="BFCL data folder (default: bfcl-eval's own)")
     p.add_argument("--max-tokens", type=int, default=512, help="reply cap, same for all")
@@ -106,18 +110,18 @@ def _client(name: str, args: argparse.Namespace) -> Iterator[Client]:
         from openprogram.providers.local import ensure_server, stop_server
 
         if url is None:
-            ensure_server()  # untimed: loading the model is not a question's latency
+            ensure_server(args.model)  # untimed: loading the model is not a question's latency
         try:
-            yield OpenProgramClient(base_url=url, **sampling)
+            yield OpenProgramClient(model=args.model, base_url=url, **sampling)
         finally:
             if url is None:
-                stop_server()
+                stop_server(args.model)
         return
     with contextlib.ExitStack() as stack:
         if url is None:
             from bfcl_servers import RawServer
 
-            url = stack.enter_context(RawServer(_template(name, args))).base_url
+            url = stack.enter_context(RawServer(_template(name, args), args.model)).base_url
         raw = RawClient(name, base_url=url, cache_prompt=not args.no_cache_prompt, **sampling)
         stack.callback(raw.close)
         yield raw
