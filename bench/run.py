@@ -40,7 +40,10 @@ BENCHES: dict[str, Bench] = {
 def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="openprogram vs peers, all benchmarks")
     parser.add_argument(
-        "--only", action="append", choices=sorted(BENCHES), metavar="NAME",
+        "--only",
+        action="append",
+        choices=sorted(BENCHES),
+        metavar="NAME",
         help=f"run only this benchmark (repeatable): {', '.join(BENCHES)}",
     )
     parser.add_argument("--repeat", type=int, default=5, help="samples per measure (median)")

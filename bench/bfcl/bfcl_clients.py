@@ -88,11 +88,17 @@ class OpenProgramClient:
         runtime = Runtime(provider=self._provider, system=system or None)
         start = time.perf_counter()
         try:
-            runtime.exec(user, tools=tools, max_iterations=1, on_max_iterations="return",
-                         **self._exec_options)
+            runtime.exec(
+                user,
+                tools=tools,
+                max_iterations=1,
+                on_max_iterations="return",
+                **self._exec_options,
+            )
         except OpenProgramError as exc:  # LLMError and kin: counted, scored wrong
-            return Outcome(error=f"{type(exc).__name__}: {exc}"[:500],
-                           seconds=time.perf_counter() - start)
+            return Outcome(
+                error=f"{type(exc).__name__}: {exc}"[:500], seconds=time.perf_counter() - start
+            )
         seconds = time.perf_counter() - start
         run = runtime.last_run
         replies = [m for m in (run.messages if run else ()) if isinstance(m, AssistantMessage)]
@@ -143,8 +149,9 @@ class RawClient:
             return Outcome(error=f"{type(exc).__name__}: {exc}", seconds=seconds)
         seconds = time.perf_counter() - start
         if response.status_code != 200:
-            return Outcome(error=f"HTTP {response.status_code}: {response.text[:300]}",
-                           seconds=seconds)
+            return Outcome(
+                error=f"HTTP {response.status_code}: {response.text[:300]}", seconds=seconds
+            )
         message = response.json()["choices"][0]["message"]
         calls = [
             (c["function"]["name"], c["function"].get("arguments") or {})

@@ -10,8 +10,9 @@ from typing import Any
 __all__ = ["markdown", "summarize"]
 
 
-def summarize(records: Sequence[dict[str, Any]], clients: Sequence[str],
-              categories: Sequence[str]) -> dict[str, Any]:
+def summarize(
+    records: Sequence[dict[str, Any]], clients: Sequence[str], categories: Sequence[str]
+) -> dict[str, Any]:
     """Per client and category: correct, total, median seconds; per client: errors."""
     cells: dict[str, dict[str, dict[str, Any]]] = {}
     errors: dict[str, int] = {}
@@ -33,8 +34,12 @@ def summarize(records: Sequence[dict[str, Any]], clients: Sequence[str],
                 "median_s": statistics.median(r["seconds"] for r in rows),
                 "errors": sum(1 for r in rows if r["error"]),
             }
-    return {"cells": cells, "errors": errors, "error_kinds": kinds,
-            "agreement": _agreement(records, clients)}
+    return {
+        "cells": cells,
+        "errors": errors,
+        "error_kinds": kinds,
+        "agreement": _agreement(records, clients),
+    }
 
 
 def _kind(error: str) -> str:
@@ -47,10 +52,13 @@ def _agreement(records: Sequence[dict[str, Any]], clients: Sequence[str]) -> dic
     by_client = {c: {r["id"]: r["answer"] for r in records if r["client"] == c} for c in clients}
     out: dict[str, int] = {}
     for i, a in enumerate(clients):
-        for b in clients[i + 1:]:
+        for b in clients[i + 1 :]:
             shared = by_client[a].keys() & by_client[b].keys()
-            same = sum(1 for q in shared
-                       if by_client[a][q] is not None and by_client[a][q] == by_client[b][q])
+            same = sum(
+                1
+                for q in shared
+                if by_client[a][q] is not None and by_client[a][q] == by_client[b][q]
+            )
             out[f"{a}={b}"] = same
     return out
 

@@ -43,8 +43,12 @@ class FakeServer(ThreadingHTTPServer):
 
 def _tool_calls(reply: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [
-        {"id": f"call_{i}", "type": "function", "index": i,
-         "function": {"name": name, "arguments": json.dumps(args)}}
+        {
+            "id": f"call_{i}",
+            "type": "function",
+            "index": i,
+            "function": {"name": name, "arguments": json.dumps(args)},
+        }
         for i, (name, args) in enumerate(reply.get("calls", []))
     ]
 
@@ -77,8 +81,16 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_stream(message, finish, usage)
         else:
             choice = {"index": 0, "message": message, "finish_reason": finish}
-            self._send_json(200, {"id": "fake", "object": "chat.completion", "model": "fake",
-                                  "choices": [choice], "usage": usage})
+            self._send_json(
+                200,
+                {
+                    "id": "fake",
+                    "object": "chat.completion",
+                    "model": "fake",
+                    "choices": [choice],
+                    "usage": usage,
+                },
+            )
 
     def _send_json(self, status: int, payload: Any) -> None:
         data = json.dumps(payload).encode()

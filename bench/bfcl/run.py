@@ -58,10 +58,18 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--max-tokens", type=int, default=512, help="reply cap, same for all")
     p.add_argument("--temperature", type=float, default=0.0)
     p.add_argument("--template", type=Path, help="raw_ours template (default: the shipped one)")
-    p.add_argument("--no-cache-prompt", action="store_true",
-                   help="raw clients send cache_prompt=false (their own servers anyway)")
-    p.add_argument("--base-url", action="append", default=[], metavar="CLIENT=URL",
-                   help="use a running server (with /v1) for CLIENT instead of starting one")
+    p.add_argument(
+        "--no-cache-prompt",
+        action="store_true",
+        help="raw clients send cache_prompt=false (their own servers anyway)",
+    )
+    p.add_argument(
+        "--base-url",
+        action="append",
+        default=[],
+        metavar="CLIENT=URL",
+        help="use a running server (with /v1) for CLIENT instead of starting one",
+    )
     p.add_argument("--no-score", action="store_true", help="skip BFCL's checker")
     p.add_argument("--out", type=Path, default=_REPO / "bench" / "results" / "bfcl.json")
     args = p.parse_args(argv)
@@ -92,8 +100,10 @@ def _bfcl_scorer() -> Scorer:
     import bfcl_score
 
     if not bfcl_score.checker_available():
-        raise SystemExit("BFCL's checker does not import here: run `bash bench/bfcl/setup.sh` "
-                         "and use its python, or pass --no-score")
+        raise SystemExit(
+            "BFCL's checker does not import here: run `bash bench/bfcl/setup.sh` "
+            "and use its python, or pass --no-score"
+        )
 
     def scorer(q: bfcl_data.Question, answer: list[dict[str, dict[str, Any]]] | None) -> bool:
         return bfcl_score.score(q.category, q.functions, q.ground_truth, answer).valid
@@ -137,12 +147,17 @@ def _template(name: str, args: argparse.Namespace) -> str:
     return chat_template()
 
 
-def _record(q: bfcl_data.Question, client: str, outcome: Outcome,
-            scorer: Scorer | None) -> dict[str, Any]:
+def _record(
+    q: bfcl_data.Question, client: str, outcome: Outcome, scorer: Scorer | None
+) -> dict[str, Any]:
     answer = None if outcome.error else bfcl_schema.bfcl_answer(outcome.calls)
     return {
-        "id": q.id, "category": q.category, "client": client,
-        "answer": answer, "text": outcome.text[:2000], "error": outcome.error,
+        "id": q.id,
+        "category": q.category,
+        "client": client,
+        "answer": answer,
+        "text": outcome.text[:2000],
+        "error": outcome.error,
         "seconds": round(outcome.seconds, 4),
         "valid": scorer(q, answer) if scorer is not None else None,
     }
@@ -170,13 +185,20 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
                 record = _record(q, name, client.ask(q), scorer)
                 records.append(record)
                 mark = {True: "ok", False: "wrong", None: "-"}[record["valid"]]
-                print(f"[{name} {i}/{len(questions)}] {q.id}: {mark} "
-                      f"{record['seconds']:.2f}s {record['error'] or ''}"[:200], file=sys.stderr)
+                print(
+                    f"[{name} {i}/{len(questions)}] {q.id}: {mark} "
+                    f"{record['seconds']:.2f}s {record['error'] or ''}"[:200],
+                    file=sys.stderr,
+                )
     summary = bfcl_report.summarize(records, args.clients, args.categories)
     settings = {k: v for k, v in vars(args).items() if k not in ("base_url",)}
     settings.update(notes)
-    return {"settings": json.loads(json.dumps(settings, default=str)), "summary": summary,
-            "records": records, "wall_seconds": round(time.monotonic() - started, 1)}
+    return {
+        "settings": json.loads(json.dumps(settings, default=str)),
+        "summary": summary,
+        "records": records,
+        "wall_seconds": round(time.monotonic() - started, 1),
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -56,9 +56,7 @@ class _OpenProgramAgent:
         # (and so a fresh Runtime, which is bound to its provider).
         self._provider = ScriptedProvider(list(self._script))
         runtime = Runtime(provider=self._provider, observers=[self._observe])
-        result = await runtime.async_exec(
-            "go", tools=self._tools, max_iterations=len(self._script)
-        )
+        result = await runtime.async_exec("go", tools=self._tools, max_iterations=len(self._script))
         return str(result)
 
     def menu_bytes(self) -> int | None:

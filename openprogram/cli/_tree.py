@@ -61,9 +61,12 @@ class TreeView:
                 indent = "  " * self._depth.get(event.run_id, 0)
                 self._out.write(f"{indent}{line}\n")
                 self._out.flush()
-            self._waiting_since = (
-                time.monotonic() if isinstance(event, ProviderRequestSent) else None
-            )
+            if not isinstance(event, ProviderRequestSent):
+                self._waiting_since = None
+            elif self._waiting_since is None:
+                # Requests in a row are one wait: a side request (the local model's probe)
+                # and the reply's own, as in the reply line's latency.
+                self._waiting_since = time.monotonic()
 
     def _line(self, event: Event) -> str | None:
         if isinstance(event, AgentInvoked):

@@ -41,6 +41,7 @@ __all__ = [
     "ProviderRateLimited",
     "ProviderRequestSent",
     "ProviderResponseReceived",
+    "SideRequest",
     "SkipReason",
     "TokensConsumed",
     "ToolCallCompleted",
@@ -77,6 +78,12 @@ SkipReason: TypeAlias = Literal[
     "max_iterations",  # the reply of on_max_iterations="finish" still asked for tools
     "tools_withdrawn",  # the request offered no tool calls (tool_choice="none", budget low)
 ]
+
+SideRequest: TypeAlias = Literal[
+    "call_share",  # the local model's first-token probe (LocalProvider(call_threshold=...))
+    "prompt_usage",  # the local model's one-token measure of a prompt the server did not count
+]
+"""What a request sent beside a reply's own is for (``ProviderRequestSent.side_request``)."""
 
 
 def digest(value: Any) -> str:
@@ -154,7 +161,7 @@ class ToolsResolved(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ProviderRequestSent(Event):
-    """A request went on the wire (once per attempt)."""
+    """A request went on the wire (once per attempt, and once per side request)."""
 
     provider_id: str
     """Provider id."""
@@ -163,7 +170,11 @@ class ProviderRequestSent(Event):
     prompt_size_bytes: int
     """Size of the request body."""
     attempt: int = 1
-    """1 for the first try, 2 for the first retry, ..."""
+    """1 for the first try, 2 for the first retry, ... (1 for a side request: never retried)."""
+    side_request: SideRequest | None = None
+    """``None`` for a request of the model call's reply itself; for a request the provider
+    sent beside it, what that one is for. Its tokens count with the reply
+    (``ProviderResponseReceived.tokens``), and its time with the reply's ``latency_ms``."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -178,8 +189,8 @@ class ProviderResponseReceived(Event):
     """``{"input": ..., "output": ..., "total": ...}``."""
     latency_ms: float
     """From the first request on the wire (``ProviderRequestSent``) to the complete reply,
-    retries included; what a provider does before sending (the local model starting its
-    server) is not counted."""
+    retries and side requests included; what a provider does before sending (the local
+    model starting its server) is not counted."""
     stop_reason: str
     """The reply's stop reason."""
     tool_calls: int

@@ -1,7 +1,9 @@
-"""``chat`` spans: one per model call, from the first request attempt to the reply.
+"""``chat`` spans: one per model call, from its first request to the reply.
 
 A model call's retries stay in its span (``openprogram.attempts`` and one
-event per retry). The span ends when the reply arrives, but only after
+event per retry), and so do the requests a provider sends beside the reply's
+own (one ``openprogram.provider.side_request`` event each; the local model's
+call-share probe, sent first, opens the span). The span ends when the reply arrives, but only after
 ``TokensConsumed`` (emitted right after the reply) has added the cached-token
 count; any later event of the run settles it too.
 """
@@ -28,15 +30,30 @@ __all__ = ["provider_error", "rate_limited", "request_sent", "response_received"
 
 
 def request_sent(spans: Spans, event: ProviderRequestSent) -> None:
-    """Open the chat span, or count a retry of the open one."""
+    """Open the chat span, or count a retry of the open one; a side request is a span event."""
     run = spans.run(event.run_id)
-    if run is not None and run.chat is not None and run.chat_end is None:
-        run.chat.set_attribute("openprogram.attempts", event.attempt)
-        return
-    chat = _start(
-        spans, run, event, provider_id=event.provider_id, model=event.model_id, at=event.at
-    )
-    chat.set_attribute("openprogram.prompt_size_bytes", event.prompt_size_bytes)
+    chat = run.chat if run is not None and run.chat_end is None else None
+    opened = chat is None
+    if chat is None:
+        if event.side_request is not None and run is None:
+            return  # no run to hold the span: the reply's own request opens one
+        chat = _start(
+            spans, run, event, provider_id=event.provider_id, model=event.model_id, at=event.at
+        )
+    if event.side_request is not None:
+        # Its tokens are in the reply's usage; the span shows it went out, and when.
+        chat.add_event(
+            "openprogram.provider.side_request",
+            {
+                "openprogram.side_request": event.side_request,
+                "openprogram.prompt_size_bytes": event.prompt_size_bytes,
+            },
+            timestamp=ns(event.at),
+        )
+    elif opened or event.attempt == 1:  # the reply's first request (a probe may open the span)
+        chat.set_attribute("openprogram.prompt_size_bytes", event.prompt_size_bytes)
+    else:
+        chat.set_attribute("openprogram.attempts", event.attempt)
 
 
 def _start(

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
+from openprogram.events import SideRequest
 from openprogram.exceptions import LLMError
 from openprogram.messages import AssistantMessage, Message
 
@@ -87,12 +88,15 @@ class ProviderRequest:
 
 @dataclass(frozen=True, slots=True)
 class RequestSent:
-    """A request went on the wire (once per attempt)."""
+    """A request went on the wire (once per attempt, and once per side request)."""
 
     attempt: int
     """1 for the first try, 2 for the first retry, ..."""
     prompt_size_bytes: int
     """Size of the request body."""
+    side_request: SideRequest | None = None
+    """``None`` for a request of the reply itself, else what the request sent beside it is
+    for (``openprogram.events.SideRequest``); its tokens count with the reply."""
 
 
 @dataclass(frozen=True, slots=True)

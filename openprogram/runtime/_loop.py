@@ -186,13 +186,15 @@ async def _consume(
                 run.stream(StreamThinkingDelta, text=event.text)
             elif isinstance(event, RequestSent):
                 sent_at = sent_at if sent_at is not None else time.monotonic()
-                run.attempt = event.attempt
+                if event.side_request is None:  # a side request is not an attempt of the reply
+                    run.attempt = event.attempt
                 run.emit(
                     ProviderRequestSent,
                     provider_id=provider_id,
                     model_id=run.model,
                     prompt_size_bytes=event.prompt_size_bytes,
                     attempt=event.attempt,
+                    side_request=event.side_request,
                 )
             elif isinstance(event, RetryScheduled):
                 _retry_scheduled(run, event)

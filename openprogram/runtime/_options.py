@@ -7,6 +7,8 @@ the two field lists identical. ``CommonExecKwargs`` is every keyword except
 so are spelled out in ``exec``'s overloads; a new option goes there.
 ``PickKwargs`` and ``FormatKwargs`` are the rest of the keywords of the
 overloads that type the answer by ``choices`` or by ``response_format``.
+``check_runtime_arguments`` and ``check_sampling`` check ``Runtime(...)``'s own
+arguments (the sampling ones are defaults of these options).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ __all__ = [
     "FormatKwargs",
     "OnMaxIterations",
     "PickKwargs",
+    "check_runtime_arguments",
     "check_sampling",
 ]
 
@@ -230,6 +233,44 @@ def check_sampling(
         raise UserError(f"{where}(max_tokens={max_tokens!r}): use an int >= 1, or None")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
         raise UserError(f"{where}(seed={seed!r}): use an int, or None")
+
+
+def check_runtime_arguments(  # noqa: PLR0917 - one check per constructor argument, in its order
+    provider: Any,
+    observers: Any,
+    max_retries: Any,
+    approval: Any,
+    on_stream: Any,
+    max_depth: Any,
+    budget: Any,
+) -> None:
+    """Reject arguments of ``Runtime(...)`` of the wrong kind (sampling: ``check_sampling``).
+
+    Raises:
+        TypeError: A provider, observer or hook that is not callable as one.
+        UserError: A count or budget out of its range or of the wrong type.
+    """
+    if (
+        provider is not None
+        and not isinstance(provider, str)
+        and not callable(getattr(provider, "stream", None))
+    ):
+        raise TypeError(
+            f"Runtime(provider={provider!r:.80}) is not a provider: pass an object with "
+            ".stream(request) (openprogram.providers.base.Provider), a string like "
+            "'openai:gpt-4o-mini', or None"
+        )
+    if isinstance(observers, str) or not all(callable(o) for o in observers):
+        raise TypeError("Runtime(observers=...) must be a sequence of callables taking an event")
+    if max_retries is not None and (not isinstance(max_retries, int) or max_retries < 0):
+        raise UserError(f"Runtime(max_retries={max_retries!r}) must be None or an int >= 0")
+    for name, value in (("approval", approval), ("on_stream", on_stream)):
+        if value is not None and not callable(value):
+            raise TypeError(f"Runtime({name}={value!r:.60}) must be a callable or None")
+    if isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 1:
+        raise UserError(f"Runtime(max_depth={max_depth!r}) must be an int >= 1")
+    if budget is not None and not isinstance(budget, Budget):
+        raise UserError(f"Runtime(budget={budget!r:.80}) must be an openprogram.Budget or None")
 
 
 _FIELDS = frozenset(f.name for f in dataclasses.fields(ExecOptions))

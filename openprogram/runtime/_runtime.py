@@ -2,42 +2,35 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import os
-import threading
-import time
 from collections import deque
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
-from contextlib import AbstractContextManager
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, Unpack, overload
 
 from openprogram.budget import Budget
-from openprogram.context import get_current_frame, use_current_runtime
-from openprogram.events import AgentEnd, AgentInvoked, Observer, digest, size_bytes
-from openprogram.exceptions import BudgetExceeded, ConfigurationError, UserError
+from openprogram.events import Observer
+from openprogram.exceptions import ConfigurationError
 from openprogram.messages import UserMessage, user_content
 from openprogram.providers import default_model_string, resolve_provider
 from openprogram.providers.base import Provider
 from openprogram.registry import Registry, default_registry
 from openprogram.runtime._approval import Approval
-from openprogram.runtime._bound import BoundCall, exec_parent, following_call
-from openprogram.runtime._finale import Finale, with_instructions
-from openprogram.runtime._loop import run_loop
+from openprogram.runtime._blocks import RuntimeBlocks
+from openprogram.runtime._bound import BoundCall
 from openprogram.runtime._options import (
     CommonExecKwargs,
     ExecKwargs,
     ExecOptions,
     FormatKwargs,
     PickKwargs,
+    check_runtime_arguments,
     check_sampling,
 )
 from openprogram.runtime._result import RunResult
-from openprogram.runtime._run import RunState, Sink
-from openprogram.runtime._scope import ToolScope, build_scope, check_forced_choice
-from openprogram.runtime._spend import budget_timeout, close_budget, open_budget
-from openprogram.runtime._stream import QueueSink, StreamEvent, StreamFinal
+from openprogram.runtime._scope import ToolScope
+from openprogram.runtime._start import run_exec, stream_exec
+from openprogram.runtime._stream import StreamEvent
 from openprogram.runtime._sync import run_sync
 
 if TYPE_CHECKING:
@@ -71,7 +64,6 @@ _NO_PROVIDER = (
     "(plus that vendor's API key, e.g. OPENAI_API_KEY), or install the embedded local model "
     "with pip install 'openprogram-ai[local]'; for tests use openprogram.testing.ScriptedProvider"
 )
-_DONE = object()
 _M = TypeVar("_M", bound="BaseModel")
 _Schema: TypeAlias = "Mapping[str, Any] | OutputSchema"
 """A ``response_format`` that is a JSON Schema: the answer is whatever JSON value it allows."""
@@ -129,9 +121,9 @@ class Runtime:
         max_tokens: int | None = None,
         seed: int | None = None,
     ) -> None:
-        _check_arguments(provider, observers, max_retries, approval, on_stream, max_depth)
-        if budget is not None and not isinstance(budget, Budget):
-            raise UserError(f"Runtime(budget={budget!r:.80}) must be an openprogram.Budget or None")
+        check_runtime_arguments(
+            provider, observers, max_retries, approval, on_stream, max_depth, budget
+        )
         check_sampling("Runtime", temperature, max_tokens, seed)
         self.temperature, self.max_tokens, self.seed = temperature, max_tokens, seed
         self._provider = provider if not isinstance(provider, str) else None
@@ -151,7 +143,7 @@ class Runtime:
         """The record of the most recently finished exec of this runtime (nested ones included)."""
         self._steering: deque[UserMessage] = deque()
         self._follow_ups: deque[UserMessage] = deque()
-        self._entered: dict[tuple[int, int], list[AbstractContextManager[Any]]] = {}
+        self._entered = RuntimeBlocks()
         self._bound_scope: ToolScope | None = None
         self._bound_call: BoundCall | None = None
 
@@ -287,7 +279,7 @@ class Runtime:
             TimeoutError: ``timeout_s`` (or an enclosing exec's deadline) expired.
         """
         parsed = ExecOptions.from_kwargs(options)
-        return run_sync(lambda: self._run(content, parsed, ()))
+        return run_sync(lambda: run_exec(self, content, parsed, ()))
 
     @overload
     async def async_exec(
@@ -356,7 +348,7 @@ class Runtime:
     ) -> Any: ...
     async def async_exec(self, content: Any, **options: Unpack[ExecKwargs]) -> Any:
         """``exec`` for async code: same options, same result, same errors."""
-        return await self._run(content, ExecOptions.from_kwargs(options), ())
+        return await run_exec(self, content, ExecOptions.from_kwargs(options), ())
 
     def stream(
         self, content: Any, **options: Unpack[ExecKwargs]
@@ -366,120 +358,7 @@ class Runtime:
         Events of runs nested in its tools are included (tell them apart by
         ``run_id``). Closing the iterator early cancels the exec.
         """
-        return self._stream(content, ExecOptions.from_kwargs(options))
-
-    async def _stream(
-        self, content: Any, options: ExecOptions
-    ) -> AsyncGenerator[StreamEvent, None]:
-        queue: asyncio.Queue[Any] = asyncio.Queue()
-        task = asyncio.ensure_future(self._run(content, options, (QueueSink(queue),)))
-        task.add_done_callback(lambda _: queue.put_nowait(_DONE))
-        try:
-            while (item := await queue.get()) is not _DONE:
-                yield item
-            task.result()  # re-raise what ended the exec, if it failed
-        finally:
-            if not task.done():
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
-
-    async def _run(self, content: Any, options: ExecOptions, sinks: Sequence[Sink]) -> Any:
-        message = user_content(content)
-        parent = exec_parent(self)
-        if parent is not None and parent.depth >= self.max_depth:
-            raise UserError(
-                f"exec refused: the nesting depth limit (max_depth={self.max_depth}) is reached; "
-                "an exec inside a tool body nests one level deeper — raise Runtime(max_depth=...)"
-            )
-        run = RunState(
-            runtime=self,
-            provider=self.provider,
-            options=options,
-            parent=parent.run if parent is not None else None,
-            sinks=(*sinks, self.on_stream) if self.on_stream is not None else sinks,
-            system=self._system_prompt(),
-            deadline=_deadline(options.timeout_s, parent.run.deadline if parent else None),
-        )
-        run.scope = build_scope(runtime=self, options=options, parent=parent, run=run)
-        run.deadline = _earliest(run.deadline, run.scope.ledger.deadline_of_tree)
-        check_forced_choice(options.forced_name, run.scope.menu, options.tool_choice)
-        core = run.scope.menu.core
-        run.finale = Finale.of(options, run.provider, (*core.names, *core.deferred_names))
-        message = with_instructions(message, run.finale)
-        run.messages.append(message)
-        self._invoked(run, message)
-        finished = cancelled = False
-        try:
-            open_budget(run)
-            output = await self._drive(run)
-            finished = True
-            return output
-        except BudgetExceeded:
-            run.stop_reason = "budget"
-            raise
-        except asyncio.CancelledError:
-            cancelled = True
-            raise
-        finally:
-            close_budget(run)
-            self._ended(run, finished)
-            # Observers have seen every event when exec returns, unless that would overrun
-            # the deadline or delay a cancellation (then the delivery thread finishes alone).
-            await run.delivered(time.monotonic() if cancelled else run.deadline)
-
-    async def _drive(self, run: RunState) -> Any:
-        if run.deadline is None:
-            async with following_call(self):
-                return await _loop_with_status(run)
-        timeout = asyncio.timeout_at(_loop_time(run.deadline))
-        try:
-            async with timeout, following_call(self):
-                return await _loop_with_status(run)
-        except TimeoutError:
-            if not timeout.expired():
-                raise
-            run.stop_reason = "timeout"
-            if (spent := budget_timeout(run)) is not None:
-                raise spent from None
-            raise TimeoutError(
-                f"exec timed out: it did not finish within its deadline (timeout_s="
-                f"{run.options.timeout_s}, or an enclosing exec's) after {run.iterations} model "
-                "call(s); raise timeout_s, or make the tools or the task smaller"
-            ) from None
-
-    def _invoked(self, run: RunState, message: UserMessage) -> None:
-        text = message.text
-        run.emit(
-            AgentInvoked,
-            provider_id=run.provider.name,
-            model_id=run.model,
-            depth=run.scope.depth,
-            content_hash=digest(text),
-            content_size_bytes=size_bytes(text),
-            content=text if self.trace_payloads else None,
-        )
-        run.tools_resolved(run.scope.menu)
-
-    def _ended(self, run: RunState, finished: bool) -> None:
-        run.emit(
-            AgentEnd,
-            stop_reason=run.stop_reason,
-            iterations=run.iterations,
-            duration_ms=(time.monotonic() - run.started) * 1000,
-            input_tokens=run.usage.input_tokens,
-            output_tokens=run.usage.output_tokens,
-        )
-        result = run.result()
-        self.last_run = result
-        if finished:
-            run.stream(StreamFinal, output=run.output, result=result)
-
-    def _system_prompt(self) -> str | None:
-        frame = get_current_frame()
-        if frame is not None and frame.system is not None:
-            return frame.system  # the agentic function's own prompt beats the runtime default
-        return self.system
+        return stream_exec(self, content, ExecOptions.from_kwargs(options))
 
     # -- steering and follow-ups ------------------------------------------------------------
 
@@ -517,9 +396,7 @@ class Runtime:
 
     def __enter__(self) -> Runtime:
         """Make this the current runtime for the block (agentic functions called in it use it)."""
-        manager = use_current_runtime(self)
-        manager.__enter__()
-        self._entered.setdefault(_block_key(), []).append(manager)
+        self._entered.enter(self)
         return self
 
     def __exit__(
@@ -528,24 +405,7 @@ class Runtime:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        key = _block_key()
-        managers = self._entered[key]
-        manager = managers.pop()
-        if not managers:
-            del self._entered[key]
-        manager.__exit__(exc_type, exc, tb)
-
-
-async def _loop_with_status(run: RunState) -> Any:
-    try:
-        return await run_loop(run)
-    except asyncio.CancelledError:
-        run.stop_reason = "aborted"
-        raise
-    except BaseException:
-        if run.stop_reason == "stop":  # keep "max_iterations" of on_max_iterations="raise"
-            run.stop_reason = "error"
-        raise
+        self._entered.exit(exc_type, exc, tb)
 
 
 def _drain(queue: deque[UserMessage]) -> list[UserMessage]:
@@ -556,58 +416,3 @@ def _drain(queue: deque[UserMessage]) -> list[UserMessage]:
         except IndexError:
             break
     return taken
-
-
-def _block_key() -> tuple[int, int]:
-    """Identify the thread and task a ``with runtime:`` block runs in (blocks nest per task)."""
-    try:
-        task = asyncio.current_task()
-    except RuntimeError:  # no running loop in this thread
-        task = None
-    return threading.get_ident(), id(task) if task is not None else 0
-
-
-def _deadline(timeout_s: float | None, inherited: float | None) -> float | None:
-    own = time.monotonic() + timeout_s if timeout_s is not None else None
-    if own is None or inherited is None:
-        return own if own is not None else inherited
-    return min(own, inherited)
-
-
-def _earliest(a: float | None, b: float | None) -> float | None:
-    return b if a is None else a if b is None else min(a, b)
-
-
-def _loop_time(deadline: float) -> float:
-    """Convert a ``time.monotonic()`` deadline to the running loop's clock."""
-    loop = asyncio.get_running_loop()
-    return loop.time() + (deadline - time.monotonic())
-
-
-def _check_arguments(  # noqa: PLR0917 - one check per constructor argument, in its order
-    provider: Any,
-    observers: Any,
-    max_retries: Any,
-    approval: Any,
-    on_stream: Any,
-    max_depth: Any,
-) -> None:
-    if (
-        provider is not None
-        and not isinstance(provider, str)
-        and not callable(getattr(provider, "stream", None))
-    ):
-        raise TypeError(
-            f"Runtime(provider={provider!r:.80}) is not a provider: pass an object with "
-            ".stream(request) (openprogram.providers.base.Provider), a string like "
-            "'openai:gpt-4o-mini', or None"
-        )
-    if isinstance(observers, str) or not all(callable(o) for o in observers):
-        raise TypeError("Runtime(observers=...) must be a sequence of callables taking an event")
-    if max_retries is not None and (not isinstance(max_retries, int) or max_retries < 0):
-        raise UserError(f"Runtime(max_retries={max_retries!r}) must be None or an int >= 0")
-    for name, value in (("approval", approval), ("on_stream", on_stream)):
-        if value is not None and not callable(value):
-            raise TypeError(f"Runtime({name}={value!r:.60}) must be a callable or None")
-    if isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 1:
-        raise UserError(f"Runtime(max_depth={max_depth!r}) must be an int >= 1")

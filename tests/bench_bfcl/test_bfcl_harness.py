@@ -48,8 +48,20 @@ bfcl_schema = _load("bfcl_schema")
 
 def _argv(data: Path, url: str, out: Path, *extra: str) -> list[str]:
     urls = [a for c in _CLIENTS.split(",") for a in ("--base-url", f"{c}={url}")]
-    return ["--per-category", "2", "--seed", "1", "--clients", _CLIENTS,
-            "--data-dir", str(data), "--out", str(out), *urls, *extra]
+    return [
+        "--per-category",
+        "2",
+        "--seed",
+        "1",
+        "--clients",
+        _CLIENTS,
+        "--data-dir",
+        str(data),
+        "--out",
+        str(out),
+        *urls,
+        *extra,
+    ]
 
 
 def _expected_answer(reply: dict[str, Any]) -> list[dict[str, Any]] | None:
@@ -82,8 +94,12 @@ def test_every_client_gets_each_question_and_its_calls_in_bfcl_format(tmp_path: 
     assert {r.get("stream", False) for r in requests} == {True, False}
     assert all(r["cache_prompt"] is True for r in requests if not r.get("stream"))
     # Tools arrive as JSON Schema: BFCL's "float"/"tuple"/"dict" are mapped, dots replaced.
-    lamp = next(t["function"] for r in requests for t in r.get("tools", [])
-                if t["function"]["name"] == "lamp_switch")
+    lamp = next(
+        t["function"]
+        for r in requests
+        for t in r.get("tools", [])
+        if t["function"]["name"] == "lamp_switch"
+    )
     assert lamp["parameters"]["type"] == "object"
     assert lamp["parameters"]["properties"]["colour"]["type"] == "array"
 
@@ -104,12 +120,17 @@ def test_bfcl_types_become_valid_json_schema() -> None:
 
 def _python_with_bfcl() -> str | None:
     cache = os.environ.get("OPENPROGRAM_BENCH_CACHE") or str(
-        Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "openprogram-bench")
+        Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "openprogram-bench"
+    )
     candidates = [Path(cache) / "bfcl-venv" / "bin" / "python", Path(sys.executable)]
     for python in candidates:
-        if python.exists() and subprocess.run(
-            [str(python), "-c", "import bfcl_eval"], capture_output=True, check=False
-        ).returncode == 0:
+        if (
+            python.exists()
+            and subprocess.run(
+                [str(python), "-c", "import bfcl_eval"], capture_output=True, check=False
+            ).returncode
+            == 0
+        ):
             return str(python)
     return None
 
@@ -124,7 +145,11 @@ def test_bfcl_checker_scores_right_answers_correct_and_wrong_ones_wrong(tmp_path
     with fake_server.serve(script()) as fake:
         done = subprocess.run(
             [python, str(_BFCL / "run.py"), *_argv(data, fake.base_url, out)],
-            capture_output=True, text=True, env=env, timeout=300, check=False,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+            check=False,
         )
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(out.read_text(encoding="utf-8"))

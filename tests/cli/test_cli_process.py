@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -17,6 +18,7 @@ import pytest
 
 from openprogram import AssistantMessage, Runtime, TextContent, Usage
 from openprogram.cli._tree import TreeView
+from openprogram.events import Event, ProviderRequestSent
 from openprogram.providers import ProviderEvent, ProviderRequest, RequestSent, ResponseDone
 from openprogram.testing import FunctionProvider
 
@@ -155,3 +157,56 @@ def test_the_spinner_and_the_reply_line_measure_the_same_wait(
     assert shown  # the spinner ran
     assert replied == 1.0  # the server start before the request is not the model's time
     assert max(shown) <= replied
+
+
+class ProbingProvider:
+    """Like the local model with its call-share probe: a side request, then the reply's own."""
+
+    name = "probing"
+    model = "probing-model"
+    native_structured_output = False
+
+    def __init__(self, clock: _Clock, view_saw_probe: threading.Event) -> None:
+        self.clock = clock
+        self.view_saw_probe = view_saw_probe
+
+    async def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
+        yield RequestSent(attempt=1, prompt_size_bytes=10, side_request="call_share")
+        # Observers run on a delivery thread: move the clock only once the view has the probe.
+        await asyncio.to_thread(self.view_saw_probe.wait, 60)
+        self.clock.now += 1.0  # the probe's one token
+        yield RequestSent(attempt=1, prompt_size_bytes=10)
+        self.clock.now += 1.0  # the reply
+        await asyncio.sleep(0.35)  # real time, for a few spinner frames
+        reply = AssistantMessage(content=(TextContent("done"),), usage=Usage(3, 1))
+        yield ResponseDone(reply)
+
+
+def test_a_side_request_and_the_reply_are_one_wait_for_the_spinner(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import types
+
+    import openprogram.cli._tree as tree_module
+    import openprogram.runtime._loop as loop_module
+
+    clock = _Clock()
+    fake_time = types.SimpleNamespace(monotonic=clock.monotonic, time=time.time)
+    monkeypatch.setattr(loop_module, "time", fake_time)
+    monkeypatch.setattr(tree_module, "time", fake_time)
+    saw_probe = threading.Event()
+
+    def after_the_view(event: Event) -> None:  # observers are called in order
+        if isinstance(event, ProviderRequestSent) and event.side_request is not None:
+            saw_probe.set()
+
+    out = io.StringIO()
+    view = TreeView(out, spinner=True)
+    with view:
+        rt = Runtime(ProbingProvider(clock, saw_probe), observers=[view, after_the_view])
+        rt.exec("hi", toolset="none")
+    text = out.getvalue()
+    shown = [float(x) for x in re.findall(r"model is thinking… +(\d+\.\d) s", text)]
+    (replied,) = [float(x) for x in re.findall(r"model replied in (\d+\.\d) s", text)]
+    assert replied == 2.0  # from the probe going out: the reply's latency covers it
+    assert max(shown) == replied  # the spinner did not restart at the reply's request

@@ -743,4 +743,3 @@ def test_a_typing_typeddict_is_refused_at_decoration_on_311() -> None:
 
     with pytest.raises(SchemaError, match="import TypedDict from typing_extensions"):
         derive_schema(where)
-

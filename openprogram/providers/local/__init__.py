@@ -33,13 +33,16 @@ measurements in ``docs/local-model.md``):
 - A reply the provider stops reading early reports the figures llama.cpp sent
   with its last token read (``timings_per_token``, ``_meter``); the tokens of
   replies asked again and of the call-share probe count with the reply.
+- The requests sent beside the reply's own (the call-share probe, a prompt
+  measure) are reported as ``RequestSent`` with ``side_request`` set, so
+  observers see them (``ProviderRequestSent.side_request``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import aclosing
 from dataclasses import replace
 from typing import Any, Literal, Self
@@ -47,7 +50,7 @@ from typing import Any, Literal, Self
 import httpx
 
 from openprogram.exceptions import LLMError, UserError
-from openprogram.messages import AssistantMessage, Usage
+from openprogram.messages import Usage
 from openprogram.providers._allow import check_model_request
 from openprogram.providers._http_provider import DEFAULT_TOTAL_TIMEOUT_S
 from openprogram.providers._wire import forced_tool_name, set_message
@@ -64,6 +67,8 @@ from openprogram.providers.local._turn import (
     Attempts,
     BrokenReply,
     local_request,
+    measured,
+    prompt_measure,
     reask,
     served_model,
     shaped,
@@ -228,26 +233,22 @@ class LocalProvider:
         check_model_request(self.name, self._external_url or _EMBEDDED)
         weights_for(request.model)  # refuses an unknown id before anything is started
         model = request.model or self._model
-        sent = local_request(adapt_request(request), model)
-        sent, spent = await self._steered(sent)
+        sent, spent = local_request(adapt_request(request), model), Usage()
+        if self._call_threshold is not None and _steerable(sent):
+            wire = await self._wire_for(model, restart=False)
+            probe = wire.share_probe(sent)
+            yield probe.sent
+            share, spent = await wire.call_share(probe)
+            sent = _steered(sent, share, self._call_threshold)
         state = Attempts()
         recovered = 0
         while True:
             wire = await self._wire_for(model, restart=state.restart)
             try:
-                reply = None
                 # aclosing: a caller that stops early must not leave the HTTP response open.
-                async with (
-                    aclosing(state.run(wire, sent)) as events,
-                    aclosing(shaped(events, sent)) as shown,
-                ):
-                    async for event in shown:
-                        if isinstance(event, ResponseDone):
-                            reply = event.message
-                            break  # the last event: close the reply before counting it
+                async with aclosing(self._answered(state, sent, spent, wire)) as answered:
+                    async for event in answered:
                         yield event
-                if reply is not None:
-                    yield await self._counted(reply, spent, sent, wire)
                 return
             except BrokenReply as broken:
                 error = self._broken_error(broken, sent, wire)
@@ -255,7 +256,9 @@ class LocalProvider:
                 if retry is None or self._invalid_output == "raise":
                     raise error from None
                 # A real model call, asked again: its tokens count with the reply that follows.
-                spent += await self._measured(broken.message.usage, sent, wire)
+                if (measure := prompt_measure(sent, wire)) is not None:
+                    yield measure.sent
+                spent += await measured(broken.message.usage, measure, wire)
                 sent, recovered = retry, recovered + 1
                 _log.info("%s; asking again", error.message)
                 yield RetryScheduled(attempt=state.sent, delay_s=0.0, error=error)
@@ -267,41 +270,28 @@ class LocalProvider:
                 recovered += 1
                 yield RetryScheduled(attempt=state.sent, delay_s=0.0, error=err)
 
-    async def _steered(self, sent: LocalRequest) -> tuple[LocalRequest, Usage]:
-        """``sent``, or a plain-answer request when the model is unsure it should call;
-        and the tokens the call-share probe cost (none when there was no probe)."""
-        threshold = self._call_threshold
-        if threshold is None or not _steerable(sent):
-            return sent, Usage()
-        wire = await self._wire_for(sent.model or self._model, restart=False)
-        share, cost = await wire.call_share(sent)
-        if share is None or share >= threshold:
-            return sent, cost
-        _log.debug("call share %.2f < %.2f: asking for a plain answer", share, threshold)
-        return replace(sent, answer_only=True), cost
-
-    async def _counted(
-        self, message: AssistantMessage, spent: Usage, sent: LocalRequest, wire: LocalWire
-    ) -> ResponseDone:
-        """The reply, its usage including ``spent``: the tokens of the call's other model
-        requests (the call-share probe, replies asked again), counted with the reply."""
-        usage = await self._measured(message.usage, sent, wire) + spent
-        return ResponseDone(message if usage == message.usage else replace(message, usage=usage))
-
-    async def _measured(self, usage: Usage, sent: LocalRequest, wire: LocalWire) -> Usage:
-        """``usage``, its prompt measured if the reply was stopped early with no figures."""
-        meter = sent.meter
-        if meter is None or not meter.prompt_unknown:
-            return usage
-        meter.prompt_unknown = False
-        prompt = await wire.prompt_usage(sent)
-        if prompt is None:
-            _log.warning(
-                "the local server sent no token counts for a reply stopped early, and measuring "
-                "its prompt failed: its prompt tokens are unknown and counted as 0"
-            )
-            return usage
-        return usage + prompt
+    async def _answered(
+        self, state: Attempts, sent: LocalRequest, spent: Usage, wire: LocalWire
+    ) -> AsyncGenerator[ProviderEvent, None]:
+        """The reply's events, ending with ``ResponseDone`` whose usage includes ``spent``:
+        the tokens of the call's other model requests (the call-share probe, replies asked
+        again), and the prompt measured if the reply was stopped early with no figures."""
+        reply = None
+        async with (
+            aclosing(state.run(wire, sent)) as events,
+            aclosing(shaped(events, sent)) as shown,
+        ):
+            async for event in shown:
+                if isinstance(event, ResponseDone):
+                    reply = event.message
+                    break  # the last event: close the reply before counting it
+                yield event
+        if reply is None:
+            return
+        if (measure := prompt_measure(sent, wire)) is not None:
+            yield measure.sent
+        usage = await measured(reply.usage, measure, wire) + spent
+        yield ResponseDone(reply if usage == reply.usage else replace(reply, usage=usage))
 
     def _recovery(self, err: LLMError, sent: LocalRequest) -> tuple[LocalRequest, bool] | None:
         """The request to try once more and whether to restart the server first, or ``None``."""
@@ -369,6 +359,14 @@ class LocalProvider:
                 name=self.name,
             )
         return wire
+
+
+def _steered(sent: LocalRequest, share: float | None, threshold: float) -> LocalRequest:
+    """``sent``, or a plain-answer request when the model is unsure it should call."""
+    if share is None or share >= threshold:
+        return sent
+    _log.debug("call share %.2f < %.2f: asking for a plain answer", share, threshold)
+    return replace(sent, answer_only=True)
 
 
 def _embedded_url(model: str, restart: bool) -> str:

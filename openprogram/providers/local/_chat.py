@@ -22,12 +22,13 @@ from typing import Any, Unpack
 
 import httpx
 
+from openprogram.events import SideRequest
 from openprogram.exceptions import LLMError
 from openprogram.messages import AssistantMessage, ToolResultMessage, Usage
 from openprogram.providers._http_provider import HttpOptions, StreamParser
 from openprogram.providers._sse import SSEEvent
 from openprogram.providers._wire import merged_body
-from openprogram.providers.base import ProviderEvent, ProviderRequest, TextDelta
+from openprogram.providers.base import ProviderEvent, ProviderRequest, RequestSent, TextDelta
 from openprogram.providers.local._grammar import ANSWER_GRAMMAR, answer_grammar, calls_grammar
 from openprogram.providers.local._meter import Meter
 from openprogram.providers.local._odds import call_share, probe_body
@@ -44,6 +45,7 @@ __all__ = [
     "INVALID_OUTPUT",
     "LocalRequest",
     "LocalWire",
+    "SideCall",
     "request_picks",
     "shown_tools",
 ]
@@ -73,6 +75,31 @@ class LocalRequest(ProviderRequest):
     request by ``local_request``: the body lists them and the reply is read against them."""
     meter: Meter | None = field(default=None, compare=False, repr=False)
     """Where the stream parser notes what the reply has cost so far (``_meter``)."""
+
+
+class SideCall:
+    """A request sent beside a reply's own: not streamed, tried once, its tokens counted
+    with the reply. Yield ``sent`` when it goes out, so observers see it
+    (``ProviderRequestSent.side_request``)."""
+
+    __slots__ = ("data", "purpose", "request", "what")
+
+    def __init__(
+        self, request: ProviderRequest, purpose: SideRequest, body: dict[str, Any], what: str
+    ) -> None:
+        self.request = request
+        """The reply's request (the side request keeps to its deadline)."""
+        self.purpose: SideRequest = purpose
+        """What it is for."""
+        self.data = json.dumps(body).encode()
+        """The body as sent."""
+        self.what = what
+        """Where a failure happened, for its message."""
+
+    @property
+    def sent(self) -> RequestSent:
+        """The event saying it went on the wire."""
+        return RequestSent(attempt=1, prompt_size_bytes=len(self.data), side_request=self.purpose)
 
 
 ECHO_STOPS = (
@@ -158,22 +185,26 @@ class LocalWire(OpenAIProvider):
             body["grammar"] = ANSWER_GRAMMAR
         return body
 
-    async def call_share(self, request: ProviderRequest) -> tuple[float | None, Usage]:
-        """The model's share of call openers on its first token for ``request`` (``_odds``).
+    def share_probe(self, request: ProviderRequest) -> SideCall:
+        """The call-share probe of ``request``: its body asked for one token with the top
+        candidates (``_odds``). Send it with ``call_share``."""
+        body = probe_body(self._sent_body(request))
+        return SideCall(request, "call_share", body, "while probing the model's first token")
+
+    async def call_share(self, probe: SideCall) -> tuple[float | None, Usage]:
+        """The model's share of call openers on its first token (``_odds``), from ``probe``.
 
         Returns:
             The share (``None`` if the probe failed or its reply is unreadable), and
             the tokens the probe cost as the server counted them (none if it failed).
         """
-        probe = probe_body(self._sent_body(request))
-        data = await self._side_request(request, probe, "while probing the model's first token")
+        data = await self._side_request(probe)
         if data is None:
             return None, Usage()
         return call_share(data), _usage_of(data)
 
-    async def prompt_usage(self, request: ProviderRequest) -> Usage | None:
-        """The prompt tokens of ``request`` as the server counts them (``input_tokens``,
-        ``cached_tokens``), from a one-token request; ``None`` if that failed.
+    def prompt_measure(self, request: ProviderRequest) -> SideCall:
+        """A one-token request measuring ``request``'s prompt. Send it with ``prompt_usage``.
 
         For a reply stopped early by a server that sent no ``timings``: its prompt is
         then in the server's cache, so the measurement costs about one token.
@@ -181,7 +212,12 @@ class LocalWire(OpenAIProvider):
         body = self._sent_body(request)
         body.pop("grammar", None)  # the prompt is what is measured; any token will do
         body["max_tokens"] = 1
-        data = await self._side_request(request, body, "while measuring the prompt")
+        return SideCall(request, "prompt_usage", body, "while measuring the prompt")
+
+    async def prompt_usage(self, measure: SideCall) -> Usage | None:
+        """The prompt tokens as the server counts them (``input_tokens``, ``cached_tokens``),
+        from ``measure``; ``None`` if that failed."""
+        data = await self._side_request(measure)
         usage = _usage_of(data) if data is not None else Usage()
         if not usage.input_tokens:
             return None
@@ -192,26 +228,24 @@ class LocalWire(OpenAIProvider):
         not streamed: a side request must show the model the same prompt."""
         return merged_body(self._body(request, str(self.model), stream=False), self._extra_body)
 
-    async def _side_request(
-        self, request: ProviderRequest, body: dict[str, Any], what: str
-    ) -> Any | None:
-        """Post ``body`` (not streamed) beside ``request``'s reply: its JSON, else ``None``.
+    async def _side_request(self, side: SideCall) -> Any | None:
+        """Post ``side`` (not streamed) beside its request's reply: its JSON, else ``None``.
 
         Bounded like the reply's own request: the provider's read timeout, and
         the exec's deadline or the provider's ``total_timeout_s``, whichever ends sooner.
         """
-        bounded, _ = self._bounded(request)
+        bounded, _ = self._bounded(side.request)
         client = self._client or await self._clients.get()
         headers = {"content-type": "application/json", **self._auth_headers()}
         timeout = self._timeout if self._timeout is not None else httpx.USE_CLIENT_DEFAULT
         post = client.post(
             self._url(str(self.model), False),
-            content=json.dumps(body),
+            content=side.data,
             headers={**headers, **self._extra_headers},
             timeout=timeout,
         )
         try:
-            response = await self._guard(post, bounded.deadline, what)
+            response = await self._guard(post, bounded.deadline, side.what)
             if response.status_code != 200:
                 return None
             return response.json()

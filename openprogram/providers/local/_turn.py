@@ -8,6 +8,8 @@ An answer that ends with its calls in a fenced JSON list keeps its text and
 gets those calls (``trailing_calls``).
 ``reask`` says how: a reply cut at the output limit is asked again with a
 larger limit; any other broken reply is asked again for a plain answer.
+``prompt_measure`` and ``measured`` count the prompt of a reply stopped early
+by a server that sent no token counts, with a one-token side request.
 """
 
 from __future__ import annotations
@@ -39,14 +41,29 @@ from openprogram.providers.local._calls import (
     shape_reply,
     trailing_calls,
 )
-from openprogram.providers.local._chat import LocalRequest, LocalWire, request_picks, shown_tools
+from openprogram.providers.local._chat import (
+    LocalRequest,
+    LocalWire,
+    SideCall,
+    request_picks,
+    shown_tools,
+)
 from openprogram.providers.local._loops import LoopWatch, whole_cut
 from openprogram.providers.local._meter import Meter
 from openprogram.providers.local._picks import Pick, as_pick
 
 _log = logging.getLogger("openprogram.providers.local")
 
-__all__ = ["Attempts", "BrokenReply", "local_request", "reask", "served_model", "shaped"]
+__all__ = [
+    "Attempts",
+    "BrokenReply",
+    "local_request",
+    "measured",
+    "prompt_measure",
+    "reask",
+    "served_model",
+    "shaped",
+]
 
 _CONTENT = (TextDelta, ThinkingDelta, ToolCallDelta)
 _CUT_GROWTH = 4
@@ -256,6 +273,29 @@ def _settled(
     if answer is not None:
         return answer
     return shape_reply(message, _checked(real, sent, message), prose)
+
+
+def prompt_measure(sent: LocalRequest, wire: LocalWire) -> SideCall | None:
+    """The request measuring the prompt of a reply stopped early with no figures, if one was."""
+    meter = sent.meter
+    if meter is None or not meter.prompt_unknown:
+        return None
+    meter.prompt_unknown = False
+    return wire.prompt_measure(sent)
+
+
+async def measured(usage: Usage, measure: SideCall | None, wire: LocalWire) -> Usage:
+    """``usage``, plus the prompt ``measure`` measured (if there is one)."""
+    if measure is None:
+        return usage
+    prompt = await wire.prompt_usage(measure)
+    if prompt is None:
+        _log.warning(
+            "the local server sent no token counts for a reply stopped early, and measuring "
+            "its prompt failed: its prompt tokens are unknown and counted as 0"
+        )
+        return usage
+    return usage + prompt
 
 
 def served_model(base_url: str) -> str | None:

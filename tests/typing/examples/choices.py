@@ -131,7 +131,7 @@ reveal_type(runtime.exec("Plan", choices={"a": Opaque(), "b": Opaque()}))  # R: 
 reveal_type(runtime.exec("Route", choices=[("Hand to a team.", Escalation)]))  # R: dict[str, Any]
 # A class is a value option (returned, not called); a dict names it.
 reveal_type(runtime.exec("Kind", choices={"scale": Priority}))  # R: type[choices.Priority]
-reveal_type(runtime.exec("Kind", choices={"scale": (Priority, "The scale.")}))  # R: type[choices.Priority]
+reveal_type(runtime.exec("Kind", choices={"scale": (Priority, "The scale.")}))  # R: type[choices.Priority]  # fmt: skip
 reveal_type(runtime.exec("Decide", choices=[refund, "wait"]))  # R: object
 reveal_type(runtime.exec("Decide", choices=[refund, ("Hand over.", Escalation), 42]))  # R: object
 reveal_type(runtime.exec("Decide", choices=DecisionMenu.of(["a", "b"])))  # R: Any

@@ -26,7 +26,7 @@ reveal_type(quick)  # R: exec_results.Invoice
 reveal_type(runtime.exec("Count", response_format=SCHEMA))  # R: Any
 reveal_type(runtime.exec("Pick", choices=["a", "b"]))  # R: str
 reveal_type(runtime.exec("Say hello", response_format=None))  # R: str
-reveal_type(runtime.exec("Read it", response_format=Invoice, choices=None))  # R: exec_results.Invoice
+reveal_type(runtime.exec("Read it", response_format=Invoice, choices=None))  # R: exec_results.Invoice  # fmt: skip
 reveal_type(runtime.exec("Pick", choices=["a", "b"], response_format=None))  # R: str
 runtime.exec("Read it", response_format=int)  # E: type-var
 runtime.exec("Say hello", max_iterations="many")  # E: call-overload

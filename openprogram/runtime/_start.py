@@ -1,0 +1,188 @@
+"""One exec from start to end: its run state, deadline, opening and closing events.
+
+``Runtime.exec``, ``async_exec`` and ``stream`` parse their options and hand
+over here; ``run_exec`` builds the ``RunState`` (scope, finale, deadline),
+emits ``AgentInvoked``, drives the loop under the deadline and the budget, and
+always emits ``AgentEnd`` and records ``Runtime.last_run``, however the exec
+ends. ``stream_exec`` runs the same exec with a queue as one more sink.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncGenerator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from openprogram.context import get_current_frame
+from openprogram.events import AgentEnd, AgentInvoked, digest, size_bytes
+from openprogram.exceptions import BudgetExceeded, UserError
+from openprogram.messages import UserMessage, user_content
+from openprogram.runtime._bound import exec_parent, following_call
+from openprogram.runtime._finale import Finale, with_instructions
+from openprogram.runtime._loop import run_loop
+from openprogram.runtime._options import ExecOptions
+from openprogram.runtime._run import RunState, Sink
+from openprogram.runtime._scope import build_scope, check_forced_choice
+from openprogram.runtime._spend import budget_timeout, close_budget, open_budget
+from openprogram.runtime._stream import QueueSink, StreamEvent, StreamFinal
+
+if TYPE_CHECKING:
+    from openprogram.runtime._runtime import Runtime
+
+__all__ = ["run_exec", "stream_exec"]
+
+_DONE = object()
+
+
+async def stream_exec(
+    runtime: Runtime, content: Any, options: ExecOptions
+) -> AsyncGenerator[StreamEvent, None]:
+    """Run one exec and yield its stream events; closing the generator cancels the exec."""
+    queue: asyncio.Queue[Any] = asyncio.Queue()
+    task = asyncio.ensure_future(run_exec(runtime, content, options, (QueueSink(queue),)))
+    task.add_done_callback(lambda _: queue.put_nowait(_DONE))
+    try:
+        while (item := await queue.get()) is not _DONE:
+            yield item
+        task.result()  # re-raise what ended the exec, if it failed
+    finally:
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+async def run_exec(
+    runtime: Runtime, content: Any, options: ExecOptions, sinks: Sequence[Sink]
+) -> Any:
+    """Run one exec of ``runtime`` on ``content`` and return its output."""
+    message = user_content(content)
+    parent = exec_parent(runtime)
+    if parent is not None and parent.depth >= runtime.max_depth:
+        raise UserError(
+            f"exec refused: the nesting depth limit (max_depth={runtime.max_depth}) is reached; "
+            "an exec inside a tool body nests one level deeper — raise Runtime(max_depth=...)"
+        )
+    run = RunState(
+        runtime=runtime,
+        provider=runtime.provider,
+        options=options,
+        parent=parent.run if parent is not None else None,
+        sinks=(*sinks, runtime.on_stream) if runtime.on_stream is not None else sinks,
+        system=_system_prompt(runtime),
+        deadline=_deadline(options.timeout_s, parent.run.deadline if parent else None),
+    )
+    run.scope = build_scope(runtime=runtime, options=options, parent=parent, run=run)
+    run.deadline = _earliest(run.deadline, run.scope.ledger.deadline_of_tree)
+    check_forced_choice(options.forced_name, run.scope.menu, options.tool_choice)
+    core = run.scope.menu.core
+    run.finale = Finale.of(options, run.provider, (*core.names, *core.deferred_names))
+    message = with_instructions(message, run.finale)
+    run.messages.append(message)
+    _invoked(runtime, run, message)
+    finished = cancelled = False
+    try:
+        open_budget(run)
+        output = await _drive(runtime, run)
+        finished = True
+        return output
+    except BudgetExceeded:
+        run.stop_reason = "budget"
+        raise
+    except asyncio.CancelledError:
+        cancelled = True
+        raise
+    finally:
+        close_budget(run)
+        _ended(runtime, run, finished)
+        # Observers have seen every event when exec returns, unless that would overrun
+        # the deadline or delay a cancellation (then the delivery thread finishes alone).
+        await run.delivered(time.monotonic() if cancelled else run.deadline)
+
+
+async def _drive(runtime: Runtime, run: RunState) -> Any:
+    if run.deadline is None:
+        async with following_call(runtime):
+            return await _loop_with_status(run)
+    timeout = asyncio.timeout_at(_loop_time(run.deadline))
+    try:
+        async with timeout, following_call(runtime):
+            return await _loop_with_status(run)
+    except TimeoutError:
+        if not timeout.expired():
+            raise
+        run.stop_reason = "timeout"
+        if (spent := budget_timeout(run)) is not None:
+            raise spent from None
+        raise TimeoutError(
+            f"exec timed out: it did not finish within its deadline (timeout_s="
+            f"{run.options.timeout_s}, or an enclosing exec's) after {run.iterations} model "
+            "call(s); raise timeout_s, or make the tools or the task smaller"
+        ) from None
+
+
+async def _loop_with_status(run: RunState) -> Any:
+    try:
+        return await run_loop(run)
+    except asyncio.CancelledError:
+        run.stop_reason = "aborted"
+        raise
+    except BaseException:
+        if run.stop_reason == "stop":  # keep "max_iterations" of on_max_iterations="raise"
+            run.stop_reason = "error"
+        raise
+
+
+def _invoked(runtime: Runtime, run: RunState, message: UserMessage) -> None:
+    text = message.text
+    run.emit(
+        AgentInvoked,
+        provider_id=run.provider.name,
+        model_id=run.model,
+        depth=run.scope.depth,
+        content_hash=digest(text),
+        content_size_bytes=size_bytes(text),
+        content=text if runtime.trace_payloads else None,
+    )
+    run.tools_resolved(run.scope.menu)
+
+
+def _ended(runtime: Runtime, run: RunState, finished: bool) -> None:
+    run.emit(
+        AgentEnd,
+        stop_reason=run.stop_reason,
+        iterations=run.iterations,
+        duration_ms=(time.monotonic() - run.started) * 1000,
+        input_tokens=run.usage.input_tokens,
+        output_tokens=run.usage.output_tokens,
+    )
+    result = run.result()
+    runtime.last_run = result
+    if finished:
+        run.stream(StreamFinal, output=run.output, result=result)
+
+
+def _system_prompt(runtime: Runtime) -> str | None:
+    frame = get_current_frame()
+    if frame is not None and frame.system is not None:
+        return frame.system  # the agentic function's own prompt beats the runtime default
+    return runtime.system
+
+
+def _deadline(timeout_s: float | None, inherited: float | None) -> float | None:
+    own = time.monotonic() + timeout_s if timeout_s is not None else None
+    if own is None or inherited is None:
+        return own if own is not None else inherited
+    return min(own, inherited)
+
+
+def _earliest(a: float | None, b: float | None) -> float | None:
+    return b if a is None else a if b is None else min(a, b)
+
+
+def _loop_time(deadline: float) -> float:
+    """Convert a ``time.monotonic()`` deadline to the running loop's clock."""
+    loop = asyncio.get_running_loop()
+    return loop.time() + (deadline - time.monotonic())
