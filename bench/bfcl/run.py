@@ -51,8 +51,12 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--per-category", type=int, default=50, help="questions per category")
     p.add_argument("--seed", type=int, default=0, help="seed of the sample")
     p.add_argument("--clients", default=",".join(CLIENTS), help="comma-separated")
-    p.add_argument("--model", default=LOCAL_MODEL, choices=LOCAL_MODELS,
-                   help="embedded model every started server runs (default: %(default)s)")
+    p.add_argument(
+        "--model",
+        default=LOCAL_MODEL,
+        choices=LOCAL_MODELS,
+        help="embedded model every started server runs (default: %(default)s)",
+    )
     p.add_argument("--categories", default=",".join(bfcl_data.CATEGORIES), help="comma-separated")
     p.add_argument("--data-dir", type=Path, help="BFCL data folder (default: bfcl-eval's own)")
     p.add_argument("--max-tokens", type=int, default=512, help="reply cap, same for all")
