@@ -272,9 +272,9 @@ def _default_threads() -> int:
     llama.cpp's generation threads wait for each other at every token. Measured
     on 2 cores (the demo's three slowest requests): idle, 2 threads take 0.6x
     the time of 1; with one core busy, 2 threads take 2.1x (a thread that
-    lost its core stalls the other). So the count is chosen from the load
-    when the server starts: all CPUs (at most 8) if the 1-minute load average
-    leaves more than half a CPU idle, else half.
+    lost its core stalls the other). So the count is the CPUs idle when the
+    server starts (``_busy_cpus``; a CPU less than 70 % used counts as idle),
+    at least 1 and at most 8.
     """
     configured = os.environ.get("OPENPROGRAM_LOCAL_THREADS", "").strip()
     if configured:
@@ -286,11 +286,53 @@ def _default_threads() -> int:
             ) from None
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     cpus = min(cpus or 2, _MAX_THREADS)
+    return max(1, cpus - int(_busy_cpus(cpus) + 0.3))
+
+
+_PROC_STAT = Path("/proc/stat")
+_SAMPLE_S = 0.25
+"""How long the CPUs are watched before the server starts (it takes seconds to load)."""
+_wait = time.sleep
+
+
+def _busy_cpus(cpus: int) -> float:
+    """How many CPUs other programs keep busy now.
+
+    Measured over ``_SAMPLE_S`` from the kernel's CPU times (Linux). Not the
+    load average: it trails the last minute, so the run before (this model
+    server's own threads, a test) made the next start take half the CPUs for
+    a minute after the CPUs were idle again (measured: load 1.8 on 2 idle
+    CPUs, and the README tour 40 % slower on 1 thread). Elsewhere the
+    1-minute load average; none at all: every CPU busy, the safe side.
+    """
+    before = _cpu_times()
+    if before is not None:
+        _wait(_SAMPLE_S)
+        after = _cpu_times()
+        if after is not None and after[1] > before[1]:
+            idle = (after[0] - before[0]) / (after[1] - before[1])
+            return (os.cpu_count() or cpus) * (1.0 - idle)
     try:
-        load = os.getloadavg()[0]
+        return os.getloadavg()[0]
     except OSError:  # no load average on this platform: assume busy, the safe side
-        load = float(cpus)
-    return cpus if load < cpus - 0.5 else max(1, cpus // 2)
+        return float(cpus)
+
+
+def _cpu_times() -> tuple[int, int] | None:
+    """Idle and total time of all CPUs since boot from ``/proc/stat``, or ``None``.
+
+    Waiting for I/O counts as idle (the CPU is free); time the hypervisor
+    stole counts as busy (it is not).
+    """
+    try:
+        with _PROC_STAT.open(encoding="ascii") as stat:
+            fields = stat.readline().split()
+        times = [int(v) for v in fields[1:9]]  # user nice system idle iowait irq softirq steal
+    except (OSError, ValueError):  # not Linux, or a layout this reader does not know
+        return None
+    if not fields or fields[0] != "cpu" or len(times) < 5:
+        return None
+    return times[3] + times[4], sum(times)
 
 
 def _start_error(message: str, model: str) -> LLMError:

@@ -190,13 +190,71 @@ def test_the_child_stops_when_its_parent_is_killed() -> None:
     assert _gone(child)
 
 
-def test_threads_follow_the_load_or_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+class Stat:
+    """``/proc/stat`` as a file whose first line moves on when the sample waits."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.lines: Iterator[str] = iter(())
+
+    def show(self, *lines: str) -> None:
+        """The first line before the wait, then the one after it."""
+        self.lines = iter(lines)
+        self.wait(0.0)
+
+    def busy(self, busy: int, idle: int) -> None:
+        """Between the two reads, ``busy`` ticks busy and ``idle`` idle over all CPUs."""
+        self.show(
+            "cpu  1000 0 0 1000 0 0 0 0 0 0", f"cpu  {1000 + busy} 0 0 {1000 + idle} 0 0 0 0 0 0"
+        )
+
+    def wait(self, seconds: float) -> None:
+        self.path.write_text(next(self.lines) + "\ncpu0 1 2 3 4 5 6 7 8 9 10\n")
+
+
+@pytest.fixture
+def stat(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Stat:
+    """Four CPUs, no configured threads, and CPU times the test writes."""
     monkeypatch.delenv("OPENPROGRAM_LOCAL_THREADS", raising=False)
     monkeypatch.setattr(_server.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
-    monkeypatch.setattr(_server.os, "getloadavg", lambda: (0.3, 0.2, 0.1))
-    assert _server._default_threads() == 4  # a CPU idle: all of them
+    monkeypatch.setattr(_server.os, "cpu_count", lambda: 4)
+    fake = Stat(tmp_path / "stat")
+    monkeypatch.setattr(_server, "_PROC_STAT", fake.path)
+    monkeypatch.setattr(_server, "_wait", fake.wait)
+    return fake
+
+
+def test_threads_follow_how_busy_the_cpus_are_now(
+    stat: Stat, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The load average says busy (the run before), the CPUs are idle now: all of them.
     monkeypatch.setattr(_server.os, "getloadavg", lambda: (3.7, 3.0, 2.0))
-    assert _server._default_threads() == 2  # every CPU busy: half
+    stat.busy(0, 400)
+    assert _server._default_threads() == 4
+    stat.busy(40, 360)  # 0.4 of a CPU busy: idle enough
+    assert _server._default_threads() == 4
+    stat.busy(100, 300)  # one busy: the three others
+    assert _server._default_threads() == 3
+    stat.busy(300, 100)  # three busy: the one left
+    assert _server._default_threads() == 1
+    stat.busy(400, 0)  # all busy: one thread still
+    assert _server._default_threads() == 1
+
+
+def test_stolen_time_is_busy_and_waiting_for_io_is_idle(stat: Stat) -> None:
+    # 100 ticks idle, 200 waiting for I/O, 100 stolen by the hypervisor: 1 of 4 CPUs busy
+    stat.show("cpu  0 0 0 0 0 0 0 0 0 0", "cpu  0 0 0 100 200 0 0 100 0 0")
+    assert _server._busy_cpus(4) == pytest.approx(1.0)
+
+
+def test_without_cpu_times_the_load_average_decides(
+    stat: Stat, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(_server, "_PROC_STAT", tmp_path / "no-such-file")
+    monkeypatch.setattr(_server.os, "getloadavg", lambda: (0.3, 0.2, 0.1))
+    assert _server._default_threads() == 4  # idle enough: all of them
+    monkeypatch.setattr(_server.os, "getloadavg", lambda: (2.0, 3.0, 2.0))
+    assert _server._default_threads() == 2  # two busy: the two others
     monkeypatch.setattr(_server.os, "sched_getaffinity", lambda pid: set(range(64)))
     monkeypatch.setattr(_server.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
     assert _server._default_threads() == 8  # more do not help a 0.5B model
@@ -204,8 +262,12 @@ def test_threads_follow_the_load_or_the_environment(monkeypatch: pytest.MonkeyPa
     def no_load() -> tuple[float, float, float]:
         raise OSError("no load average here")
 
+    monkeypatch.setattr(_server.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
     monkeypatch.setattr(_server.os, "getloadavg", no_load)
-    assert _server._default_threads() == 4  # unknown load: the busy side
+    assert _server._default_threads() == 1  # unknown load: the busy side
+
+
+def test_the_environment_sets_the_threads(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENPROGRAM_LOCAL_THREADS", "3")
     assert _server._default_threads() == 3
     monkeypatch.setenv("OPENPROGRAM_LOCAL_THREADS", "many")
