@@ -115,6 +115,20 @@ class _Clock:
     def monotonic(self) -> float:
         return self.now
 
+    @classmethod
+    def installed(cls, monkeypatch: pytest.MonkeyPatch) -> _Clock:
+        """A clock that the run loop and the tree view both read for the test's length."""
+        import types
+
+        import openprogram.cli._tree as tree_module
+        import openprogram.runtime._loop as loop_module
+
+        clock = cls()
+        fake_time = types.SimpleNamespace(monotonic=clock.monotonic, time=time.time)
+        monkeypatch.setattr(loop_module, "time", fake_time)
+        monkeypatch.setattr(tree_module, "time", fake_time)
+        return clock
+
 
 class StartingProvider:
     """Like the local model on first use: seconds pass before the request goes out."""
@@ -138,15 +152,7 @@ class StartingProvider:
 def test_the_spinner_and_the_reply_line_measure_the_same_wait(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import types
-
-    import openprogram.cli._tree as tree_module
-    import openprogram.runtime._loop as loop_module
-
-    clock = _Clock()
-    fake_time = types.SimpleNamespace(monotonic=clock.monotonic, time=time.time)
-    monkeypatch.setattr(loop_module, "time", fake_time)
-    monkeypatch.setattr(tree_module, "time", fake_time)
+    clock = _Clock.installed(monkeypatch)
     out = io.StringIO()
     view = TreeView(out, spinner=True)
     with view:
@@ -185,15 +191,7 @@ class ProbingProvider:
 def test_a_side_request_and_the_reply_are_one_wait_for_the_spinner(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import types
-
-    import openprogram.cli._tree as tree_module
-    import openprogram.runtime._loop as loop_module
-
-    clock = _Clock()
-    fake_time = types.SimpleNamespace(monotonic=clock.monotonic, time=time.time)
-    monkeypatch.setattr(loop_module, "time", fake_time)
-    monkeypatch.setattr(tree_module, "time", fake_time)
+    clock = _Clock.installed(monkeypatch)
     saw_probe = threading.Event()
 
     def after_the_view(event: Event) -> None:  # observers are called in order
