@@ -60,7 +60,12 @@ from openprogram.providers.base import (
     ResponseDone,
     RetryScheduled,
 )
-from openprogram.providers.local._chat import INVALID_OUTPUT, LocalRequest, LocalWire
+from openprogram.providers.local._chat import (
+    INVALID_OUTPUT,
+    LocalRequest,
+    LocalWire,
+    extra_stops,
+)
 from openprogram.providers.local._embedded import ensure_server, local_available, stop_server
 from openprogram.providers.local._server import supervisor_for
 from openprogram.providers.local._turn import (
@@ -184,6 +189,7 @@ class LocalProvider:
                 f"total_timeout_s={total_timeout_s!r}: use seconds > 0, or None for no limit"
             )
         self._total_timeout_s = total_timeout_s
+        extra_stops(extra_body or {})  # a stop llama.cpp cannot take: refused now, not later
         self._extra_body = extra_body
         self._invalid_output = invalid_output
         self._call_threshold = _threshold(call_threshold)

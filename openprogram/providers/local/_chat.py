@@ -17,13 +17,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Unpack
 
 import httpx
 
 from openprogram.events import SideRequest
-from openprogram.exceptions import LLMError
+from openprogram.exceptions import LLMError, UserError
 from openprogram.messages import AssistantMessage, ToolResultMessage, Usage
 from openprogram.providers._http_provider import HttpOptions, StreamParser
 from openprogram.providers._sse import SSEEvent
@@ -46,6 +47,7 @@ __all__ = [
     "LocalRequest",
     "LocalWire",
     "SideCall",
+    "extra_stops",
     "request_picks",
     "shown_tools",
 ]
@@ -110,6 +112,24 @@ ECHO_STOPS = (
 writing one out is copying the prompt, and the server stops it there (``stop``)."""
 
 
+def extra_stops(extra_body: Mapping[str, Any]) -> list[str]:
+    """The stop strings of the user's own in ``extra_body`` (sent beside ``ECHO_STOPS``).
+
+    Raises:
+        UserError: ``stop`` is neither a string nor a list of strings.
+    """
+    stop = extra_body.get("stop")
+    if stop is None:
+        return []
+    if isinstance(stop, str):
+        return [stop]
+    if isinstance(stop, list | tuple) and all(isinstance(s, str) for s in stop):
+        return list(stop)
+    raise UserError(
+        f"extra_body={{'stop': {stop!r}}}: give the stop sequences as a string or a list of strings"
+    )
+
+
 def shown_tools(request: ProviderRequest) -> tuple[Any, ...]:
     """The tool specs the model sees for ``request`` (none when it is asked for an answer)."""
     return () if _answer_only(request) else tuple(request.tools)
@@ -137,14 +157,9 @@ class LocalWire(OpenAIProvider):
         super().__init__(api_key_env=None, **options)
         limit = self._extra_body.pop("max_tokens", None)  # _body sends it, raised for a re-ask
         self._max_tokens = limit if isinstance(limit, int) else None
-        stop = self._extra_body.get("stop")
-        if isinstance(stop, str) or (
-            isinstance(stop, list) and all(isinstance(s, str) for s in stop)
-        ):  # _body sends them, with ECHO_STOPS once a result is in (laid over, they would go)
-            del self._extra_body["stop"]
-            self._stops = [stop] if isinstance(stop, str) else list(stop)
-        else:
-            self._stops = []
+        # _body sends them, with ECHO_STOPS once a result is in (laid over, they would go)
+        self._stops = extra_stops(self._extra_body)
+        self._extra_body.pop("stop", None)
 
     @property
     def max_tokens(self) -> int | None:

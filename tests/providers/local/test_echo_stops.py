@@ -15,6 +15,8 @@ import jinja2
 import pytest
 
 from openprogram import Runtime, function
+from openprogram.exceptions import UserError
+from openprogram.providers.local import LocalProvider
 from openprogram.providers.local._chat import ECHO_STOPS
 from openprogram.providers.local._server import chat_template
 from openprogram.registry import Registry
@@ -53,12 +55,18 @@ def test_the_template_sentences_stop_a_reply_once_a_result_is_in(wire: WireServe
     assert second["stop"] == list(ECHO_STOPS)
 
 
-@pytest.mark.parametrize("stop", ["END", ["END", "###"]])
+@pytest.mark.parametrize("stop", ["END", ["END", "###"], ("END", "###")])
 def test_the_users_stops_are_kept_beside_them(wire: WireServer, stop: str | list[str]) -> None:
     first, second = weather_run(wire, extra_body={"stop": stop})
-    own = [stop] if isinstance(stop, str) else stop
+    own = [stop] if isinstance(stop, str) else list(stop)
     assert first["stop"] == own
     assert second["stop"] == [*ECHO_STOPS, *own]
+
+
+@pytest.mark.parametrize("stop", [5, ["END", 5], {"END": True}])
+def test_a_stop_llama_cpp_cannot_take_is_refused_when_the_provider_is_made(stop: Any) -> None:
+    with pytest.raises(UserError, match=r"extra_body=\{'stop': .*a string or a list of strings"):
+        LocalProvider(extra_body={"stop": stop})
 
 
 def render(functions: list[dict[str, Any]]) -> str:
