@@ -34,7 +34,8 @@ ECHO = 150
 """Characters of one passage that, said again and again, make an echo (prose rarely repeats
 150 characters word for word; a list whose items share a phrase does)."""
 ECHOES = 3
-"""Times one such passage may appear: the third is cut (two may be a quote and its use)."""
+"""The copy of such a passage that is cut, with what follows: the third (two may be a quote
+and its use)."""
 _FENCE = "```"
 
 
