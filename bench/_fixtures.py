@@ -1,15 +1,35 @@
-"""Tools and scripts the benchmarks hand to every framework alike."""
+"""Tools and scripts the benchmarks hand to every framework alike.
+
+The script vocabulary itself (``Call``, ``Turn``, ``Script``, ``menu_bytes``)
+lives in the drivers package, which needs nothing else from here; it is
+re-exported for the benchmarks.
+"""
 
 from __future__ import annotations
 
 import importlib.util
-import json
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from drivers._script import Call, Script, Turn, menu_bytes
+
+__all__ = [
+    "ADD_ARGS",
+    "FINAL_TEXT",
+    "Call",
+    "Script",
+    "Turn",
+    "add",
+    "add_async",
+    "generated_tools",
+    "menu_bytes",
+    "parallel_script",
+    "sleep_ms",
+    "tool_loop_script",
+]
 
 ADD_ARGS: dict[str, Any] = {"a": 1, "b": 2}
 """Arguments the fake models send to ``add``."""
@@ -46,23 +66,6 @@ def sleep_ms(ms: int) -> str:
     """
     time.sleep(ms / 1000)
     return "slept"
-
-
-@dataclass(frozen=True)
-class Call:
-    """One tool call a fake model makes."""
-
-    name: str
-    """Tool name."""
-    args: dict[str, Any] = field(default_factory=dict)
-    """Arguments, already parsed from JSON."""
-
-
-Turn = str | tuple[Call, ...]
-"""One model reply: a final text, or a batch of tool calls."""
-
-Script = tuple[Turn, ...]
-"""What a fake model replies, one turn per model request."""
 
 
 def tool_loop_script(tool_name: str, calls: int) -> Script:
@@ -122,13 +125,3 @@ def generated_tools(count: int, prefix: str) -> list[Callable[..., str]]:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return [getattr(module, name) for name in names]
-
-
-def menu_bytes(specs: list[dict[str, Any]]) -> int:
-    """Size of a tool menu as JSON, in one provider-neutral shape.
-
-    Args:
-        specs: ``{"name", "description", "parameters"}`` per tool.
-    """
-    neutral = [{k: spec.get(k) for k in ("name", "description", "parameters")} for spec in specs]
-    return len(json.dumps(neutral, separators=(",", ":")).encode())

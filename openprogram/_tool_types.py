@@ -12,9 +12,12 @@ import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import pydantic_core
+
+if TYPE_CHECKING:  # the runtime imports this module: a runtime import would be a cycle
+    from openprogram.runtime import Runtime
 
 __all__ = [
     "MAX_QUOTED",
@@ -58,8 +61,8 @@ class ToolContext:
     """Id of the tool call being answered."""
     tool_name: str = ""
     """Name of the tool being run."""
-    runtime: Any = None
-    """The runtime running the call."""
+    runtime: Runtime | None = None
+    """The runtime running the call (``None`` when no runtime does: ``run_tools`` at top level)."""
     deps: Any = None
     """The user bundle given to ``Runtime(deps=...)``."""
     cancel: threading.Event = field(default_factory=threading.Event)

@@ -6,8 +6,8 @@ a ``with runtime:`` block); ``_current_tools`` holds that exec's tool scope
 context managers, which reset their token in ``finally``. asyncio tasks and
 ``contextvars.copy_context()`` give every concurrent run its own values.
 
-This module sits at the bottom of the import graph, so it knows the runtime
-and the scope only as opaque objects; ``openprogram.runtime`` gives them types.
+This module sits at the bottom of the import graph: it imports ``Runtime``
+for the type checker only, and knows the scope as an opaque object.
 """
 
 from __future__ import annotations
@@ -17,7 +17,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the runtime package imports this module: a runtime import would be a cycle
+    from openprogram.runtime import Runtime
 
 __all__ = [
     "AgenticFrame",
@@ -34,7 +37,9 @@ __all__ = [
 ]
 
 _current_tools: ContextVar[Any] = ContextVar("openprogram_current_tools", default=None)
-_current_runtime: ContextVar[Any] = ContextVar("openprogram_current_runtime", default=None)
+_current_runtime: ContextVar[Runtime | None] = ContextVar(
+    "openprogram_current_runtime", default=None
+)
 
 _current_frame: ContextVar[AgenticFrame | None] = ContextVar(
     "openprogram_current_frame", default=None
@@ -68,13 +73,17 @@ def use_current_tools(scope: Any) -> Iterator[Any]:
         _current_tools.reset(token)
 
 
-def get_current_runtime() -> Any:
-    """The runtime of the enclosing exec or ``with runtime:`` block, or ``None``."""
+def get_current_runtime() -> Runtime | None:
+    """The runtime of the enclosing exec or ``with runtime:`` block, or ``None``.
+
+    ``None`` at top level (outside every exec and ``with runtime:`` block), so
+    code that needs one narrows first: ``assert runtime is not None``.
+    """
     return _current_runtime.get()
 
 
 @contextmanager
-def use_current_runtime(runtime: Any) -> Iterator[Any]:
+def use_current_runtime(runtime: Runtime) -> Iterator[Runtime]:
     """Make ``runtime`` the current runtime for the block."""
     token = _current_runtime.set(runtime)
     try:

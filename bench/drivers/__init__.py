@@ -22,7 +22,7 @@ import importlib
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol, cast
 
-from _fixtures import Script
+from ._script import Script
 
 NAMES: tuple[str, ...] = ("openprogram", "pydantic_ai", "openai_agents", "langgraph", "minimal")
 """Framework keys, in table-column order; ``openprogram`` is the reference."""
@@ -84,4 +84,5 @@ def load(name: str) -> Driver:
     Raises:
         ImportError: The framework (or openprogram's contract API) is missing.
     """
-    return cast(Driver, importlib.import_module(f"drivers.{name}_driver"))
+    # Relative to this package: ``drivers`` from the scripts, ``bench.drivers`` from the root.
+    return cast(Driver, importlib.import_module(f".{name}_driver", __name__))

@@ -15,7 +15,6 @@ import warnings
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from _fixtures import Script, Turn, menu_bytes
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage, BaseMessage
@@ -25,6 +24,8 @@ from langchain_core.tools import tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.prebuilt import create_react_agent
 from pydantic import Field
+
+from ._script import Script, Turn, menu_bytes
 
 IMPORT_TOP = "import langchain_core"
 IMPORT_LOOP = "import langchain_core.language_models.fake_chat_models, langgraph.prebuilt"

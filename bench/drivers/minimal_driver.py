@@ -15,7 +15,7 @@ import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from _fixtures import Call, Script
+from ._script import Call, Script
 
 IMPORT_TOP = "import asyncio, json"
 IMPORT_LOOP = IMPORT_TOP

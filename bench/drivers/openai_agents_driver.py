@@ -16,7 +16,6 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
-from _fixtures import Script, Turn, menu_bytes
 from agents import (
     Agent,
     FunctionTool,
@@ -35,6 +34,8 @@ from openai.types.responses import (
     ResponseOutputMessage,
     ResponseOutputText,
 )
+
+from ._script import Script, Turn, menu_bytes
 
 IMPORT_TOP = "import agents"
 IMPORT_LOOP = "import agents"

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from _fixtures import Script, Turn, menu_bytes
-
 from openprogram import Runtime, function
 from openprogram.testing import ScriptedProvider, call
+
+from ._script import Script, Turn, menu_bytes
 
 IMPORT_TOP = "import openprogram"
 IMPORT_LOOP = "import openprogram, openprogram.testing"

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from _fixtures import Script, menu_bytes
 from pydantic_ai import Agent, RequestUsage, RunContext, RunUsage, Tool, UsageLimits
 from pydantic_ai.messages import (
     ModelMessage,
@@ -22,6 +21,8 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.tools import ToolDefinition
+
+from ._script import Script, menu_bytes
 
 IMPORT_TOP = "import pydantic_ai"
 IMPORT_LOOP = "import pydantic_ai, pydantic_ai.models.function"

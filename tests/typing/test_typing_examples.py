@@ -118,9 +118,8 @@ def mypy_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, set[Findi
 
 
 def test_examples_exist() -> None:
-    assert {"agentic.py", "choices.py", "exec_results.py", "tools_and_functions.py"} <= set(
-        EXAMPLES
-    )
+    expected = {"agentic.py", "choices.py", "exec_results.py", "runtime_access.py"}
+    assert expected | {"tools_and_functions.py"} <= set(EXAMPLES)
 
 
 @pytest.mark.parametrize("name", EXAMPLES)

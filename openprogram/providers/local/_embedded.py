@@ -14,6 +14,7 @@ from openprogram.providers.local._weights import (
     LOCAL_MODEL,
     install_hint,
     missing_packages,
+    verified_copy,
     weights_for,
 )
 
@@ -23,19 +24,26 @@ __all__ = ["ensure_server", "local_available", "stop_server"]
 def missing(model: str = LOCAL_MODEL) -> list[str]:
     """The distributions ``model`` needs that are not installed (nothing is imported).
 
+    Its weight packages count only while the cache holds no verified copy of
+    the joined weights: once joined, the server reads that file alone.
+
     Raises:
         ConfigurationError: ``model`` is not an embedded model's id.
     """
     spec = weights_for(model)
     absent = [] if importlib.util.find_spec("xllamacpp") is not None else ["xllamacpp"]
+    if verified_copy(spec) is not None:
+        return absent
     return absent + missing_packages(spec)
 
 
 def local_available(model: str = LOCAL_MODEL) -> bool:
-    """Whether ``model`` is installed: ``xllamacpp`` and its weight packages.
+    """Whether ``model`` can start: ``xllamacpp``, and its weights verified in the cache
+    or its weight packages installed.
 
     The default model comes with the ``local`` extra, ``"qwen2.5-coder-1.5b"``
-    with ``local-large``. Nothing is imported, started or read.
+    with ``local-large``. Nothing is imported or started; of the weights, only
+    the cache's small marker is read (and the file ``stat``-ed).
 
     Raises:
         ConfigurationError: ``model`` is not an embedded model's id.
@@ -60,8 +68,9 @@ def ensure_server(model: str = LOCAL_MODEL) -> str:
         ``http://127.0.0.1:PORT/v1``, ready for Chat Completions.
 
     Raises:
-        ConfigurationError: ``model`` is unknown, its extra is missing, or its weights
-            are broken.
+        ConfigurationError: ``model`` is unknown, ``xllamacpp`` is missing, the cache
+            holds no verified copy of its weights and its weight packages are missing,
+            or its weights are broken.
         LLMError: The server did not come up (the message ends with its log).
     """
     absent = missing(model)

@@ -53,6 +53,7 @@ __all__ = [
     "install_hint",
     "missing_packages",
     "part_paths",
+    "verified_copy",
     "weights_for",
 ]
 
@@ -214,6 +215,20 @@ def _part_path(part: Part, extra: str) -> Path:
     )
 
 
+def verified_copy(spec: WeightsSpec = QWEN_CODER_05B, directory: Path | None = None) -> Path | None:
+    """The joined file of ``spec`` in the cache if its marker vouches for it, else ``None``.
+
+    The check ``ensure_weights`` trusts before it looks for the parts: a
+    ``stat`` of the file and a read of its small marker, nothing hashed.
+
+    Args:
+        spec: The file to look for.
+        directory: Where to look; default ``cache_dir()``.
+    """
+    target = (directory if directory is not None else cache_dir()) / spec.filename
+    return target if _marker_matches(target, spec) else None
+
+
 def ensure_weights(spec: WeightsSpec = QWEN_CODER_05B, directory: Path | None = None) -> Path:
     """The path of the verified model file, joining it from the parts on first use.
 
@@ -225,14 +240,14 @@ def ensure_weights(spec: WeightsSpec = QWEN_CODER_05B, directory: Path | None = 
         directory: Where to keep it; default ``cache_dir()``.
 
     Raises:
-        ConfigurationError: The parts are missing or of the wrong version, their
-            joined bytes do not match the pinned size and hash, or the cache dir
-            is not writable or has too little free space.
+        ConfigurationError: No verified copy is cached and the parts are missing
+            or of the wrong version, their joined bytes do not match the pinned size
+            and hash, or the cache dir is not writable or has too little free space.
     """
+    if (cached := verified_copy(spec, directory)) is not None:
+        return cached  # the parts may be gone (uninstalled after the join): not needed
     folder = directory if directory is not None else cache_dir()
     target = folder / spec.filename
-    if _marker_matches(target, spec):
-        return target
     sources = part_paths(spec)
     try:
         folder.mkdir(parents=True, exist_ok=True)

