@@ -23,6 +23,7 @@ from openprogram import Runtime
 from openprogram.exceptions import UserError
 from openprogram.providers.base import ResponseFormat, ToolChoice
 from openprogram.providers.local import LocalProvider
+from openprogram.providers.local._chat import REUSE_CHUNK
 
 from .._helpers import WEATHER, drive, fail, request
 from .._server import Reply, WireServer
@@ -94,6 +95,8 @@ def test_a_low_call_share_asks_for_a_plain_answer(wire: WireServer, stream: bool
     assert sent_probe["messages"] == real["messages"]
     # The real request: no function list, a text-only grammar.
     assert "chat_template_kwargs" not in real
+    assert "n_cache_reuse" not in sent_probe  # its prompt is the cached prefix
+    assert real["n_cache_reuse"] == REUSE_CHUNK  # the probe's prompt, shifted into place
     assert real.get("stream", False) is stream
     assert "max_tokens" not in real
     assert "logprobs" not in real

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from openprogram import Runtime
+from openprogram.providers.local._chat import REUSE_CHUNK
 
 from .._helpers import drive, request
 from .._server import Reply, WireServer
@@ -108,3 +109,20 @@ def test_a_repeat_in_a_decision_is_asked_again_with_the_options_only(wire: WireS
     assert not accepts(grammar, listed(("lookup_order", {"order_id": "A-1"})))
     assert not accepts(grammar, "It was charged twice.")
     assert bodies[2]["messages"] == bodies[1]["messages"]
+
+
+def test_the_re_ask_lets_the_server_move_the_cached_conversation(wire: WireServer) -> None:
+    # Without the function list at its front, nothing of the re-ask's prompt matches the
+    # cache as a prefix: llama.cpp computes it all again unless told to shift it in.
+    wire.push(calls(LOOKUP_AGAIN), Reply(body=completion("A-1 was charged twice.")))
+    drive(provider(wire), request(*LOOKED_UP, tools=(LOOKUP, REFUND)))
+    first, second = (seen.json for seen in wire.requests)
+    assert "n_cache_reuse" not in first  # its prompt extends the cached one
+    assert second["n_cache_reuse"] == REUSE_CHUNK
+
+
+def test_a_cache_reuse_of_the_users_own_is_sent_as_given(wire: WireServer) -> None:
+    wire.push(calls(LOOKUP_AGAIN), Reply(body=completion("A-1 was charged twice.")))
+    options = {"extra_body": {"n_cache_reuse": 256}}
+    drive(provider(wire, **options), request(*LOOKED_UP, tools=(LOOKUP, REFUND)))
+    assert [seen.json["n_cache_reuse"] for seen in wire.requests] == [256, 256]
