@@ -48,8 +48,8 @@ from openprogram.providers.openai import (
 __all__ = [
     "ECHO_STOPS",
     "INVALID_OUTPUT",
-    "LocalRequest",
     "REUSE_CHUNK",
+    "LocalRequest",
     "LocalWire",
     "SideCall",
     "extra_stops",
