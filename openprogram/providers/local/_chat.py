@@ -87,8 +87,6 @@ class LocalRequest(ProviderRequest):
     """Raise the output limit to at least this many tokens (a re-ask of a cut reply)."""
     answer_only: bool = False
     """Ask for a plain answer: the function list is left out of the prompt."""
-    slot: int | None = None
-    """The server slot whose KV cache this request should use (``id_slot``)."""
     picks: tuple[Pick, ...] = ()
     """The decision options shown as functions (``request_picks``), worked out once per
     request by ``local_request``: the body lists them and the reply is read against them."""
@@ -190,11 +188,9 @@ class LocalWire(OpenAIProvider):
         if stream:
             body["timings_per_token"] = True  # the figures of a reply stopped early (_meter)
         limit = body.get("max_tokens", self._max_tokens)
-        if isinstance(request, LocalRequest):
-            if request.slot is not None:
-                body["id_slot"] = request.slot
-            if request.min_max_tokens is not None and isinstance(limit, int):
-                limit = max(limit, request.min_max_tokens)
+        floor = request.min_max_tokens if isinstance(request, LocalRequest) else None
+        if floor is not None and isinstance(limit, int):
+            limit = max(limit, floor)  # the re-ask of a cut reply gets more room
         if limit is not None:
             body["max_tokens"] = limit
         if any(isinstance(m, ToolResultMessage) for m in request.messages):
