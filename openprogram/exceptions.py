@@ -198,10 +198,11 @@ class BudgetExceeded(OpenProgramError, RuntimeError):
 
 
 class DecisionError(OpenProgramError, ValueError):
-    """The model did not pick a valid option, even after one re-ask.
+    """The model did not pick a valid option, even after one re-ask (or the pick was refused).
 
     Attributes:
-        problem: What was wrong with the last pick, e.g. ``unknown option 'x'``.
+        problem: What was wrong with the last pick, e.g. ``unknown option 'x'``;
+            ``"aborted"`` when the model call was aborted before a pick came back.
         reply: The model's last reply text, if there was one.
     """
 
@@ -213,6 +214,9 @@ class DecisionError(OpenProgramError, ValueError):
 
 class StructuredOutputError(OpenProgramError, ValueError):
     """The structured answer could not be obtained; ``.code`` is stable for programs.
+
+    Raised as this base class (``code == "structured_output"``) when the model
+    call was aborted before an answer came back.
 
     Attributes:
         violations: One ``"path: message"`` line per problem found (may be empty).

@@ -4,7 +4,8 @@
 the loop, all kept here: what requests carry (the menu text or schema
 instructions, the hidden submit tool, the native ``response_format``), how a
 final reply becomes the output (a pick carried out, an answer validated), and
-the one re-ask or repair turn a bad final reply gets.
+the one re-ask or repair turn a bad final reply gets. An aborted reply gets
+none of that: it raises (``Finale.aborted``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from openprogram.context import use_current_runtime, use_current_tools
-from openprogram.exceptions import DecisionError
+from openprogram.exceptions import DecisionError, StructuredOutputError
 from openprogram.messages import AssistantMessage, Message, TextContent, ToolCall, UserMessage
 from openprogram.providers.base import Provider, ResponseFormat, ToolChoice, ToolSpec
 from openprogram.runtime._approval import approval_denial
@@ -118,6 +119,28 @@ class Finale:
             self.decision.last_chance()
         if self.structured is not None:
             self.structured.last_chance()
+
+    def aborted(self, reply: AssistantMessage) -> DecisionError | StructuredOutputError:
+        """The error an aborted reply (its model call was cancelled) ends the exec with.
+
+        The exec's result is typed, so the text so far cannot stand in for it;
+        nothing of a partial reply is judged, repaired or run, even a pick or a
+        submission that looks complete. ``reply=``/``raw=`` keep the text so far.
+        """
+        text = reply.text
+        if self.decision is not None:
+            return DecisionError(
+                "the model call was aborted before a pick came back, so no option was run "
+                f"(text so far: {text!r:.300}); ask again, or catch DecisionError",
+                problem="aborted",
+                reply=text,
+            )
+        return StructuredOutputError(
+            "the model call was aborted before a structured answer came back, so nothing "
+            f"was validated (text so far: {text!r:.300}); ask again, or catch "
+            "StructuredOutputError",
+            raw=text,
+        )
 
     async def conclude(self, reply: AssistantMessage, scope: Any, runtime: Any) -> Any:
         """Judge a final reply (submissions already separated from other calls).

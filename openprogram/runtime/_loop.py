@@ -1,7 +1,8 @@
 """The tool loop (seed 000's ``_run_loop``), one function per step.
 
 1. ``request_reply``: request → provider → one ``AssistantMessage``;
-2. ``stopped``: ``stop_reason`` ``error`` raises ``LLMError``, ``aborted`` ends the run;
+2. ``stopped``: ``stop_reason`` ``error`` raises ``LLMError``, ``aborted`` ends the run
+   (with ``choices`` or ``response_format`` it raises: a partial reply is no answer);
 3. no ``ToolCall`` → ``finish``: its text is the result (unless steering or a
    follow-up is queued, which starts another round); with ``choices`` or
    ``response_format``, ``conclude`` turns the final reply (or a call of the
@@ -16,10 +17,8 @@ Before every model call, queued steering messages are delivered
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import AsyncIterator
-from dataclasses import replace
 from typing import Any
 
 from openprogram.context import use_current_runtime, use_current_tools
@@ -47,6 +46,7 @@ from openprogram.providers.base import (
     ToolChoice,
 )
 from openprogram.runtime._bound import bind_runtime
+from openprogram.runtime._call_ids import unique_call_ids
 from openprogram.runtime._executor import Batch, run_batch, skip_calls
 from openprogram.runtime._finale import Again
 from openprogram.runtime._run import RunState
@@ -119,7 +119,7 @@ async def request_reply(run: RunState, choice: ToolChoice) -> AssistantMessage:
     started = time.monotonic()
     run.attempt = 1
     message, sent_at = await _consume(run, run.provider.stream(request))
-    reply = _unique_call_ids(message, run.call_ids)
+    reply = unique_call_ids(message, run.call_ids)
     run.messages.append(reply)
     charge_reply(run, reply.usage, time.monotonic() - started)
     usage = reply.usage
@@ -147,27 +147,6 @@ async def request_reply(run: RunState, choice: ToolChoice) -> AssistantMessage:
         cached_tokens=usage.cached_tokens,
     )
     return reply
-
-
-def _unique_call_ids(reply: AssistantMessage, used: set[str]) -> AssistantMessage:
-    """``reply`` with every tool-call id unique in the run (empty or reused ones replaced).
-
-    Each result answers its call by id, and vendors reject a conversation whose
-    ids repeat; some servers number calls afresh in every reply, or send none.
-    """
-    if not reply.tool_calls:
-        return reply
-    content = tuple(_unique(b, used) if isinstance(b, ToolCall) else b for b in reply.content)
-    return reply if content == reply.content else replace(reply, content=content)
-
-
-def _unique(call: ToolCall, used: set[str]) -> ToolCall:
-    if not call.id or call.id in used:
-        while (fresh := f"call_{os.urandom(6).hex()}") in used:
-            pass  # 48 random bits: a clash is all but impossible, but never reuse an id
-        call = replace(call, id=fresh)
-    used.add(call.id)
-    return call
 
 
 async def _consume(
@@ -253,9 +232,16 @@ def _provider_error(run: RunState, error: LLMError, *, retrying: bool, attempt: 
 
 
 def stopped(run: RunState, reply: AssistantMessage) -> bool:
-    """Step 2: ``error`` raises ``LLMError``; ``aborted`` ends the run with the text so far."""
+    """Step 2: ``error`` raises ``LLMError``; ``aborted`` ends the run with the text so far.
+
+    With ``choices``/``response_format`` an aborted reply raises instead
+    (``Finale.aborted``): the exec's result is typed, and the text so far is not it.
+    Either way none of its tool calls (a pick or a submission included) runs.
+    """
     if reply.stop_reason == "aborted":
         run.stop_reason = "aborted"
+        if run.finale is not None:
+            raise run.finale.aborted(reply)
         run.output = reply.text
         return True
     if reply.stop_reason == "error":

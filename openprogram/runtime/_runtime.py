@@ -274,6 +274,8 @@ class Runtime:
             UserError: Contradictory or invalid options, a forced tool not in the menu.
             ConfigurationError: No provider is configured.
             LLMError: The provider failed (after its retries).
+            StructuredOutputError: ``response_format=`` got no valid answer, or an aborted reply.
+            DecisionError: ``choices=`` got no valid pick, or an aborted reply (no option runs).
             MaxIterationsExceeded: The cap was hit with ``on_max_iterations="raise"``.
             BudgetExceeded: The run tree spent a limit of its budget (``budget=``).
             TimeoutError: ``timeout_s`` (or an enclosing exec's deadline) expired.

@@ -256,7 +256,7 @@ def make(prompt: str, options: Any, runtime: Any = None) -> Any:
         option's ``{"decision": name, **fields}``; typed as ``exec(choices=...)``'s.
 
     Raises:
-        DecisionError: The model did not pick a valid option, even after one re-ask.
+        DecisionError: No valid pick even after one re-ask, or the call was aborted.
         ConfigurationError: No runtime was given, current or set as default.
     """
     return _runtime(runtime).exec(prompt, tools=[], choices=options)
