@@ -49,6 +49,23 @@ class Switch(TypedDict):
     on: Literal[True]
 
 
+@pydantic.dataclasses.dataclass
+class Turn:
+    way: Literal[0, 1]
+
+
+class Cat(pydantic.BaseModel):
+    kind: Literal[1]
+
+
+class Dog(pydantic.BaseModel):
+    kind: Literal[2]
+
+
+class Pet(pydantic.BaseModel):
+    pet: Annotated[Cat | Dog, pydantic.Field(discriminator="kind")]
+
+
 def _taking(tp: Any) -> Any:
     """A function whose one parameter ``b`` has type ``tp``."""
     namespace: dict[str, Any] = {"T": tp}
@@ -80,6 +97,8 @@ REFUSED: list[tuple[Any, Any, str]] = [
     (list[Level], [{"level": 2}, {"level": False}], "b[1].level: expected 1 or 2"),
     (Step, {"size": True}, "b.size: expected 1 or 2"),
     (Switch, {"on": 1}, "b.on: expected True"),
+    (Turn, {"way": False}, "b.way: expected 0 or 1"),
+    (Pet, {"pet": {"kind": True}}, "b.pet.kind: expected 1"),
 ]
 
 
@@ -108,6 +127,8 @@ ACCEPTED: list[tuple[Any, Any, Any]] = [
     (Literal[Shade.DARK], "dark", Shade.DARK),  # the schema says {"const": "dark"}
     (Level, {"level": 1.0}, Level(level=1)),
     (Switch, {"on": True}, {"on": True}),
+    (Turn, {"way": 0}, Turn(way=0)),
+    (Pet, {"pet": {"kind": 2.0}}, Pet(pet=Dog(kind=2))),
 ]
 
 
