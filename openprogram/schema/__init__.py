@@ -40,6 +40,7 @@ from openprogram.exceptions import SchemaError
 from openprogram.schema import _docs, _signature
 from openprogram.schema._errors import json_schema_violations
 from openprogram.schema._fast import NO_DEFAULT, FieldSpec, fast_json_schema
+from openprogram.schema._literal import exact_validator
 from openprogram.schema._read import (
     Reader,
     Visible,
@@ -265,7 +266,9 @@ class FunctionSchema:
     def _build_validator(self) -> None:
         lazy = self._lazy
         lazy.duplicates = duplicate_check({v.name: v.annotation for v in self._visible})
-        validator = self._adapter().validator
+        adapter = self._adapter()
+        # The arguments TypedDict has no config of its own: the core schema says it all.
+        validator = exact_validator(adapter.core_schema) or adapter.validator
         lazy.validate_python = validator.validate_python
         lazy.validate_json = validator.validate_json
 

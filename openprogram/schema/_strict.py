@@ -14,6 +14,11 @@ One difference from pydantic's strict mode remains, because JSON Schema
 defines it so: an ``integer`` is any number with a zero fractional part, so
 ``3.0`` is accepted as ``3`` (``3.5`` is not).
 
+pydantic matches a ``Literal`` or ``Enum`` by Python equality, where
+``True == 1``; the validators handed in here are built with exact literals
+(``_literal``), so JSON ``true`` never matches ``1``, nor ``1`` ``true``, at
+any depth, inside the user's own models too.
+
 pydantic merges repeated items of a ``set`` silently, while the schema says
 ``uniqueItems``: :func:`duplicate_check` reports them instead (for sets in
 the signature and its lists, tuples, dicts and optionals; sets inside the

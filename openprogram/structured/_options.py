@@ -21,6 +21,7 @@ from openprogram.exceptions import (
 )
 from openprogram.providers.base import ResponseFormat
 from openprogram.schema import json_schema_violations
+from openprogram.schema._literal import exact_model_validator
 from openprogram.schema._strict import JSONViolations, validate_strict
 from openprogram.structured._parse import parse_json_answer
 
@@ -118,10 +119,10 @@ class OutputSchema:
         if self.model is not None:
             # JSON from a model, checked as the schema it was shown reads it (no lax coercions).
             allowed = list(self.schema.get("properties") or ())
-            model = self.model
+            validator = exact_model_validator(self.model)
             try:
                 return validate_strict(
-                    value, model.model_validate_json, model.model_validate, allowed
+                    value, validator.validate_json, validator.validate_python, allowed
                 )
             except JSONViolations as exc:
                 violations = exc.violations

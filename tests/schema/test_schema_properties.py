@@ -66,6 +66,7 @@ SCALARS = [
     bool,
     Literal["a", "b", "c"],
     Literal[1, 2],
+    Literal[0, True],  # JSON tells false from 0 and true from 1; Python does not
     Shade,
     Level,
     Annotated[int, Field(ge=0, le=100)],
