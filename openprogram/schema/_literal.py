@@ -103,8 +103,12 @@ def exact_literals(node: Any, rebuilt: list[type]) -> Any:
     if not isinstance(node, dict):
         return node
     if node.get("type") == "literal" and "expected" in node:
+        if not _inexact(node["expected"]):
+            return node  # strings and None: pydantic's own lookup is exact, and faster
         return _exact(node, node["expected"], "literal_error")
     if node.get("type") == "enum" and _plain_lookup(node.get("cls")):
+        if not _inexact([_json(member) for member in node["members"]]):
+            return node
         return _exact(node, node["members"], "enum")
     changed = {
         key: new
@@ -126,6 +130,13 @@ def _exact(node: dict[str, Any], expected: Sequence[Any], error: str) -> dict[st
     if "ref" in node:  # a named literal may be referred to from elsewhere
         replaced["ref"] = node["ref"]
     return replaced
+
+
+def _inexact(values: Sequence[Any]) -> bool:
+    """Whether pydantic's lookup may match a value of another JSON type among ``values``:
+    a number (Python counts ``True`` as ``1``) or an Enum member in a Literal (compared
+    with the member, not with the value the schema shows)."""
+    return any(isinstance(v, int | float | enum.Enum) for v in values)
 
 
 def _plain_lookup(cls: Any) -> bool:
