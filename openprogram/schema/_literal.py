@@ -9,7 +9,8 @@ member itself, so the ``"dark"`` its schema (``{"const": "dark"}``) asks for
 is refused.
 
 :func:`exact_literals` rebuilds a pydantic core schema with every literal and
-enum replaced by a lookup by JSON type and value, wherever it sits (optionals,
+enum that holds numbers or Enum members (string ones are matched exactly by
+pydantic already) replaced by a lookup by JSON type and value, wherever it sits (optionals,
 unions, lists, tuples, sets, dict values, and the fields of the user's own
 models, dataclasses and TypedDicts). An enum with its own ``_missing_`` (a
 ``Flag``, a user's fallback) keeps pydantic's lookup, which calls it. Only
