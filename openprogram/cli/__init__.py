@@ -45,7 +45,14 @@ from openprogram.runtime import MODEL_ENV_VAR, Runtime
 __all__ = ["main"]
 
 _EMBEDDED_MODELS = ", ".join(
-    f"local:{model}" + (" (the default)" if model == LOCAL_MODEL else f" (extra {spec.extra})")
+    f"local:{model} "
+    + (
+        "(the default)"
+        if model == LOCAL_MODEL
+        else f"(extra {spec.extra}, requantized: faster)"
+        if spec.faster is not None
+        else f"(extra {spec.extra})"
+    )
     for model, spec in LOCAL_MODELS.items()
 )
 

@@ -251,3 +251,4 @@ def test_run_help_lists_the_embedded_models(capsys: pytest.CaptureFixture[str]) 
     out = " ".join(capsys.readouterr().out.split())
     assert "local:qwen2.5-coder-0.5b (the default)" in out
     assert "local:qwen2.5-coder-1.5b (extra local-large)" in out
+    assert "local:qwen2.5-coder-0.5b-q4_0 (extra local, requantized: faster)" in out

