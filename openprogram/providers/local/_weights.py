@@ -340,13 +340,7 @@ def _ensure_faster(spec: WeightsSpec, faster: Faster, joined: Path) -> Path:
                 f"making {faster.filename} needs numpy, which is not installed: "
                 f"{install_hint(spec)}"
             )
-        free = shutil.disk_usage(joined.parent).free
-        if free < faster.size + _SPARE_BYTES:
-            raise ConfigurationError(
-                f"not enough free space in {joined.parent} for {faster.filename} "
-                f"({faster.size // 2**20} MiB needed, {free // 2**20} MiB free); "
-                "set OPENPROGRAM_CACHE_DIR to a roomier directory"
-            )
+        _check_room(joined.parent, faster.size, faster.filename)
         report(f"requantizing the weights (Q5_0 matrices as Q4_0) -> {target}")
         started = time.monotonic()
         fd, tmp_name = tempfile.mkstemp(
@@ -406,14 +400,18 @@ def _write_marker(target: Path, sha256: str) -> None:
     _atomic_write(_marker_path(target), json.dumps(record).encode())
 
 
-def _join(sources: list[Path], target: Path, spec: WeightsSpec) -> None:
-    free = shutil.disk_usage(target.parent).free
-    if free < spec.size + _SPARE_BYTES:
+def _check_room(folder: Path, size: int, what: str) -> None:
+    free = shutil.disk_usage(folder).free
+    if free < size + _SPARE_BYTES:
         raise ConfigurationError(
-            f"not enough free space in {target.parent} for the local model "
-            f"({spec.size // 2**20} MiB needed, {free // 2**20} MiB free); "
+            f"not enough free space in {folder} for {what} "
+            f"({size // 2**20} MiB needed, {free // 2**20} MiB free); "
             "set OPENPROGRAM_CACHE_DIR to a roomier directory"
         )
+
+
+def _join(sources: list[Path], target: Path, spec: WeightsSpec) -> None:
+    _check_room(target.parent, spec.size, "the local model")
     digest = hashlib.sha256()
     fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{spec.filename}.", suffix=".tmp")
     tmp = Path(tmp_name)

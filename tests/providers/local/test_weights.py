@@ -6,6 +6,7 @@ import hashlib
 import importlib.util
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -74,6 +75,17 @@ def spec(
     made = _install_fake_parts(site, prefix, CHUNKS)
     monkeypatch.syspath_prepend(str(site))
     return made
+
+
+def _from_four_threads(call: Callable[[], Path]) -> list[Path]:
+    """What ``call`` returned on each of four threads started at once."""
+    results: list[Path] = []
+    threads = [threading.Thread(target=lambda: results.append(call())) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
 
 
 def _leftovers(folder: Path) -> list[str]:
@@ -206,15 +218,7 @@ def test_concurrent_callers_join_once(
 
     monkeypatch.setattr(_weights, "_join", counting_join)
     cache = tmp_path / "cache"
-    results: list[Path] = []
-    threads = [
-        threading.Thread(target=lambda: results.append(ensure_weights(spec, cache)))
-        for _ in range(4)
-    ]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    results = _from_four_threads(lambda: ensure_weights(spec, cache))
     assert len(results) == 4
     assert len(set(results)) == 1
     assert joins == [1]
@@ -364,15 +368,7 @@ def test_concurrent_callers_make_the_faster_copy_once(
 
     monkeypatch.setattr(_requant, "requantize", counting)
     cache = tmp_path / "cache"
-    results: list[Path] = []
-    threads = [
-        threading.Thread(target=lambda: results.append(ensure_weights(gguf_spec, cache)))
-        for _ in range(4)
-    ]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    results = _from_four_threads(lambda: ensure_weights(gguf_spec, cache))
     assert results == [cache / "model-fast.gguf"] * 4
     assert made == [1]
 
