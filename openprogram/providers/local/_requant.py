@@ -139,26 +139,20 @@ def requantize(source: Path, target: Path) -> int:
         sizes = _data_sizes(layout, len(mapped))
         plan: list[tuple[TensorInfo, int, int]] = []  # (tensor, its new kind, its new size)
         for info in layout.tensors:
-            size = sizes[info.offset]
             if info.kind == GGML_Q5_0 and not info.name.startswith(_KEEP):
-                blocks = _blocks(info)
-                plan.append((info, GGML_Q4_0, blocks * _Q4_0_BLOCK))
+                plan.append((info, GGML_Q4_0, _blocks(info) * _Q4_0_BLOCK))
             else:
-                plan.append((info, info.kind, size))
+                plan.append((info, info.kind, sizes[info.offset]))
         with target.open("wb") as out:
             _write_header(out, mapped, layout, plan)
-            for info, kind, _size in plan:
+            for info, kind, size in plan:
                 begin = layout.data_start + info.offset
                 if kind == info.kind:
-                    chunk = mapped[begin : begin + sizes[info.offset]]
-                    out.write(chunk.tobytes())
-                    written = len(chunk)
+                    out.write(mapped[begin : begin + size].data)  # straight from the mapping
                 else:
-                    written = 0
-                    for piece in _q5_0_as_q4_0(mapped, begin, _blocks(info)):
+                    for piece in _q5_0_as_q4_0(mapped, begin, size // _Q4_0_BLOCK):
                         out.write(piece)
-                        written += len(piece)
-                out.write(b"\0" * (_align(written, layout.alignment) - written))
+                out.write(b"\0" * (_align(size, layout.alignment) - size))
             out.flush()
             os.fsync(out.fileno())
         del mapped
