@@ -8,6 +8,8 @@ tested with real processes in ``test_mcp_serve_cli.py``.
 
 from __future__ import annotations
 
+import asyncio
+import socket
 from collections.abc import Callable
 from typing import Any
 
@@ -289,3 +291,16 @@ def test_bad_arguments_fail_at_construction(make: Callable[[], Any], text: str) 
     with pytest.raises(UserError) as info:
         make()
     assert text in str(info.value)
+
+
+def test_an_address_in_use_is_a_clear_error() -> None:
+    server = MCPToolServer(tools())
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(UserError) as info:
+            asyncio.run(server.serve_http(port=port))
+    assert f"cannot listen on 127.0.0.1:{port}" in str(info.value)
+    with pytest.raises(UserError, match="port must be an integer 0-65535"):
+        asyncio.run(server.serve_http(port=70000))
