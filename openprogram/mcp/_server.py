@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from openprogram import __version__
@@ -144,7 +144,7 @@ class MCPToolServer:
         host: str = "127.0.0.1",
         port: int = 8000,
         path: str = "/mcp",
-        ready: Any = None,
+        ready: Callable[[str], object] | None = None,
     ) -> None:
         """Serve streamable HTTP at ``http://host:port/path`` until interrupted (SIGINT/SIGTERM).
 
