@@ -197,8 +197,9 @@ def test_no_fallback_once_the_exec_deadline_has_passed(
 ) -> None:
     wire.push(Reply(200, {}, delay_s=5))  # hangs past the deadline
     req = request(deadline=time.monotonic() + 0.3)
-    error = fail(both(wire, backup), req).failure
-    assert error.reason == "timeout"
+    run = fail(both(wire, backup), req)
+    assert (run.failure.reason, run.failure.provider) == ("timeout", "openai")
+    assert "FallbackScheduled" not in kinds(run.events)
     assert backup.requests == []
 
 
