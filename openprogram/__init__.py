@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from openprogram.providers import (
         AnthropicProvider,
         BedrockProvider,
+        FallbackProvider,
         GeminiProvider,
         LocalProvider,
         OpenAIProvider,
@@ -72,6 +73,7 @@ __all__ = [
     "BudgetUsage",
     "ConfigurationError",
     "DecisionError",
+    "FallbackProvider",
     "GateContext",
     "GeminiProvider",
     "ImageContent",
@@ -121,6 +123,7 @@ __all__ = [
 _LAZY = {
     "AnthropicProvider": "openprogram.providers",
     "BedrockProvider": "openprogram.providers",
+    "FallbackProvider": "openprogram.providers",
     "GeminiProvider": "openprogram.providers",
     "LocalProvider": "openprogram.providers",
     "OpenAIProvider": "openprogram.providers",

@@ -32,7 +32,16 @@ from openprogram.gates import Policy, explain, resolve
 from openprogram.registry import Registry, default_registry
 from openprogram.tools import Tool
 
-__all__ = ["POLICY_KEYS", "add_tools_arguments", "parse_policy", "tools_command"]
+__all__ = [
+    "POLICY_KEYS",
+    "add_policy_arguments",
+    "add_registry_arguments",
+    "add_tools_arguments",
+    "parse_policy",
+    "policy_from_args",
+    "registry_from_args",
+    "tools_command",
+]
 
 POLICY_KEYS = ("toolset", "source", "allow", "deny", "disabled")
 """The keys ``--policy`` accepts, each also a flag of its own."""
@@ -42,6 +51,14 @@ _NAME_LISTS = ("allow", "deny", "disabled")
 
 def add_tools_arguments(p: argparse.ArgumentParser) -> None:
     """Declare the ``tools`` command's options on its sub-parser."""
+    add_registry_arguments(p)
+    add_policy_arguments(p)
+    p.add_argument("--explain", metavar="NAME", help="say which layer hides NAME and why")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def add_registry_arguments(p: argparse.ArgumentParser) -> None:
+    """Declare where the tools come from: ``--module``, ``--registry``, ``--entry-points``."""
     p.add_argument(
         "--module",
         action="append",
@@ -57,6 +74,10 @@ def add_tools_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--entry-points", action="store_true", help="load 'openprogram.tools' entry points"
     )
+
+
+def add_policy_arguments(p: argparse.ArgumentParser) -> None:
+    """Declare the policy's flags: ``--policy`` and one flag per key."""
     p.add_argument(
         "--policy",
         metavar="K=V,...",
@@ -69,8 +90,6 @@ def add_tools_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--allow", help="comma-separated names: only these may be offered")
     p.add_argument("--deny", help="comma-separated names never offered")
     p.add_argument("--disabled", help="comma-separated names switched off")
-    p.add_argument("--explain", metavar="NAME", help="say which layer hides NAME and why")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
 def parse_policy(text: str) -> dict[str, Any]:
@@ -95,7 +114,12 @@ def parse_policy(text: str) -> dict[str, Any]:
     return fields
 
 
-def _policy(args: argparse.Namespace) -> Policy:
+def policy_from_args(args: argparse.Namespace) -> Policy:
+    """The ``Policy`` the flags of ``add_policy_arguments`` describe.
+
+    Raises:
+        ConfigurationError: A bad ``--policy`` value, or a key given both ways.
+    """
     fields = parse_policy(args.policy) if args.policy else {}
     for key in POLICY_KEYS:
         flag = getattr(args, key)
@@ -111,7 +135,14 @@ def _policy(args: argparse.Namespace) -> Policy:
     return Policy(**fields)
 
 
-def _registry(args: argparse.Namespace) -> Registry:
+def registry_from_args(args: argparse.Namespace) -> Registry:
+    """The registry the flags of ``add_registry_arguments`` describe (modules imported first).
+
+    Raises:
+        ConfigurationError: ``--registry`` names something that is not a ``Registry``.
+        TargetNotFoundError: A module cannot be found.
+        UserCodeError: A module raised while importing.
+    """
     for name in args.module:
         import_user_module(name)
     registry = default_registry
@@ -130,8 +161,8 @@ def _registry(args: argparse.Namespace) -> Registry:
 
 def tools_command(args: argparse.Namespace) -> dict[str, Any]:
     """Run ``openprogram tools``; returns the ``--json`` object (printed by the caller)."""
-    registry = _registry(args)
-    policy = _policy(args)
+    registry = registry_from_args(args)
+    policy = policy_from_args(args)
     if args.explain:
         return _explain(args.explain, policy, registry, args.json)
     res = resolve(registry, policy)

@@ -38,6 +38,7 @@ __all__ = [
     "MaxIterationsReached",
     "Observer",
     "ProviderError",
+    "ProviderFallback",
     "ProviderRateLimited",
     "ProviderRequestSent",
     "ProviderResponseReceived",
@@ -228,6 +229,29 @@ class ProviderError(Event):
     body_excerpt: str | None = None
     """``LLMError.body_excerpt``: the start of a body that was not the wire format, which
     may be the model's answer (only with ``trace_payloads=True``)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProviderFallback(Event):
+    """A provider failed before its reply began, and the model call moved on to the next one.
+
+    Emitted by a ``FallbackProvider`` call, right after the ``ProviderError``
+    (``retrying=True``) of the failure; the events that follow name the new provider,
+    and ``ProviderResponseReceived.provider_id`` the one that answered.
+    """
+
+    failed_provider_id: str
+    """The provider that failed."""
+    provider_id: str
+    """The provider that takes the call over."""
+    model_id: str | None
+    """The model asked of it."""
+    reason: str
+    """``LLMError.reason`` of the failure (``"server"``, ``"rate_limit"``, ...)."""
+    http_status: int | None
+    """HTTP status of the failure, if any."""
+    message: str
+    """What went wrong, as the failed provider reported it."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -20,13 +20,17 @@ __all__ = [
     "SDK_IMPORT_ERROR",
     "ClientSession",
     "MCPError",
+    "Server",
     "StdioServerParameters",
     "anyio",
     "httpx2",
+    "is_version_at_least",
     "require_sdk",
     "stdio_client",
+    "stdio_server",
     "streamable_http_client",
     "types",
+    "uvicorn",
 ]
 
 INSTALL_HINT = "install it with: pip install 'openprogram-ai[mcp]'"
@@ -37,8 +41,12 @@ SDK_IMPORT_ERROR: ImportError | None
 try:
     import anyio
     import httpx2
+    import uvicorn  # a dependency of the SDK's HTTP server, already imported by it
     from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client, types
     from mcp.client.streamable_http import streamable_http_client
+    from mcp.server import Server
+    from mcp.server.stdio import stdio_server
+    from mcp_types.version import is_version_at_least
 except ImportError as exc:  # the extra is optional: remember why, complain on first use
     SDK_IMPORT_ERROR = exc
 else:

@@ -11,6 +11,7 @@
 ``ollama:<model>``          ``OpenAIProvider`` at ``http://localhost:11434/v1`` (``OLLAMA_HOST``)
 ``openai-compatible:<m>``   ``OpenAIProvider`` at ``OPENAI_BASE_URL`` (vLLM, llama.cpp, ...)
 ``local:<model>``           ``LocalProvider``: an embedded model (``LOCAL_MODELS``)
+``<string>|<string>|...``   ``FallbackProvider``: the first, then the next when one fails
 ==========================  ==============================================================
 
 Keys are read when the first request is made, so a missing one is reported
@@ -27,6 +28,7 @@ from urllib.parse import urlsplit
 
 from openprogram.exceptions import ConfigurationError
 from openprogram.providers.base import (
+    FallbackScheduled,
     Provider,
     ProviderEvent,
     ProviderRequest,
@@ -42,6 +44,7 @@ from openprogram.providers.base import (
 if TYPE_CHECKING:
     from openprogram.providers.anthropic import AnthropicProvider
     from openprogram.providers.bedrock import BedrockProvider
+    from openprogram.providers.fallback import FallbackProvider
     from openprogram.providers.gemini import GeminiProvider
     from openprogram.providers.local import LocalProvider
     from openprogram.providers.openai import OpenAIProvider
@@ -53,6 +56,8 @@ __all__ = [
     "PROVIDER_PREFIXES",
     "AnthropicProvider",
     "BedrockProvider",
+    "FallbackProvider",
+    "FallbackScheduled",
     "GeminiProvider",
     "LocalProvider",
     "OpenAIProvider",
@@ -77,6 +82,7 @@ OLLAMA_BASE_URL = "http://localhost:11434/v1"
 _CLASSES = {
     "AnthropicProvider": "openprogram.providers.anthropic",
     "BedrockProvider": "openprogram.providers.bedrock",
+    "FallbackProvider": "openprogram.providers.fallback",
     "GeminiProvider": "openprogram.providers.gemini",
     "LocalProvider": "openprogram.providers.local",
     "OpenAIProvider": "openprogram.providers.openai",
@@ -159,12 +165,24 @@ def resolve_provider(spec: str) -> Provider:
     """Turn ``"vendor:model"`` into a provider instance (see the module table).
 
     The model part may be empty (``"openai:"``); then ``Runtime(model=...)`` or
-    ``exec(model=...)`` must name one.
+    ``exec(model=...)`` must name one. Strings joined by ``|``
+    (``"openai:gpt-4o-mini|anthropic:claude-haiku-4-5"``) make a ``FallbackProvider``
+    that tries them in that order.
 
     Raises:
-        ConfigurationError: The prefix is unknown, or ``openai-compatible:`` has no
-            ``OPENAI_BASE_URL``. (A missing API key is reported at the first request.)
+        ConfigurationError: The prefix is unknown, ``openai-compatible:`` has no
+            ``OPENAI_BASE_URL``, or a ``|`` list has an empty part. (A missing API
+            key is reported at the first request.)
     """
+    if "|" in spec:
+        parts = [part.strip() for part in spec.split("|")]
+        if not all(parts):
+            raise ConfigurationError(
+                f"provider string {spec!r} has an empty part: join provider strings with '|', "
+                'e.g. "openai:gpt-4o-mini|anthropic:claude-haiku-4-5"'
+            )
+        fallback: Provider = _cls("FallbackProvider")([resolve_provider(p) for p in parts])
+        return fallback
     vendor, sep, model = spec.strip().partition(":")
     factory = _FACTORIES.get(vendor.lower()) if sep else None
     if factory is None:

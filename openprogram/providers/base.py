@@ -4,7 +4,9 @@ A provider turns a provider-neutral ``ProviderRequest`` into its wire format,
 streams the answer back as ``ProviderEvent``s and ends with exactly one
 ``ResponseDone`` carrying the ``AssistantMessage``. Retries belong to the
 provider call (one owner); it reports each scheduled retry with a
-``RetryScheduled`` event and raises ``LLMError`` when it gives up.
+``RetryScheduled`` event and raises ``LLMError`` when it gives up. A provider
+that hands the call to another one (``FallbackProvider``) says so with a
+``FallbackScheduled`` event; the events after it come from that provider.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from openprogram.exceptions import LLMError
 from openprogram.messages import AssistantMessage, Message
 
 __all__ = [
+    "FallbackScheduled",
     "Provider",
     "ProviderEvent",
     "ProviderRequest",
@@ -140,6 +143,24 @@ class RetryScheduled:
 
 
 @dataclass(frozen=True, slots=True)
+class FallbackScheduled:
+    """A provider failed in a way its retries could not cure; the call moves on to another.
+
+    Sent by ``FallbackProvider`` before anything of the failed provider's reply
+    reached the caller; the events that follow come from ``provider``.
+    """
+
+    failed: str
+    """Id of the provider that failed."""
+    provider: str
+    """Id of the provider that takes the call over."""
+    model: str | None
+    """The model asked of it (``None``: its own default)."""
+    error: LLMError
+    """Why the failed provider was left."""
+
+
+@dataclass(frozen=True, slots=True)
 class ResponseDone:
     """The reply is complete; always the last event of a successful call."""
 
@@ -147,7 +168,13 @@ class ResponseDone:
 
 
 ProviderEvent: TypeAlias = (
-    RequestSent | TextDelta | ThinkingDelta | ToolCallDelta | RetryScheduled | ResponseDone
+    RequestSent
+    | TextDelta
+    | ThinkingDelta
+    | ToolCallDelta
+    | RetryScheduled
+    | FallbackScheduled
+    | ResponseDone
 )
 
 

@@ -26,6 +26,7 @@ from openprogram.events import (
     AgentResponseReceived,
     MaxIterationsReached,
     ProviderError,
+    ProviderFallback,
     ProviderRateLimited,
     ProviderRequestSent,
     ProviderResponseReceived,
@@ -36,6 +37,7 @@ from openprogram.events import (
 from openprogram.exceptions import LLMError, MaxIterationsExceeded
 from openprogram.messages import AssistantMessage, ToolCall
 from openprogram.providers.base import (
+    FallbackScheduled,
     ProviderEvent,
     ProviderRequest,
     RequestSent,
@@ -118,15 +120,17 @@ async def request_reply(run: RunState, choice: ToolChoice) -> AssistantMessage:
     )
     started = time.monotonic()
     run.attempt = 1
+    run.answering = (run.provider.name, run.model)
     message, sent_at = await _consume(run, run.provider.stream(request))
     reply = unique_call_ids(message, run.call_ids)
     run.messages.append(reply)
     charge_reply(run, reply.usage, time.monotonic() - started)
     usage = reply.usage
+    provider_id, model_id = run.answering
     run.emit(
         ProviderResponseReceived,
-        provider_id=run.provider.name,
-        model_id=reply.model or run.model,
+        provider_id=provider_id,
+        model_id=reply.model or model_id,
         tokens={
             "input": usage.input_tokens,
             "output": usage.output_tokens,
@@ -153,7 +157,6 @@ async def _consume(
     run: RunState, events: AsyncIterator[ProviderEvent]
 ) -> tuple[AssistantMessage, float | None]:
     """The reply, and when the first request went on the wire (if the provider said)."""
-    provider_id = run.provider.name
     sent_at: float | None = None
     try:
         async for event in events:
@@ -169,14 +172,16 @@ async def _consume(
                     run.attempt = event.attempt
                 run.emit(
                     ProviderRequestSent,
-                    provider_id=provider_id,
-                    model_id=run.model,
+                    provider_id=run.answering[0],
+                    model_id=run.answering[1],
                     prompt_size_bytes=event.prompt_size_bytes,
                     attempt=event.attempt,
                     side_request=event.side_request,
                 )
             elif isinstance(event, RetryScheduled):
                 _retry_scheduled(run, event)
+            elif isinstance(event, FallbackScheduled):
+                _fallback_scheduled(run, event)
     except LLMError as exc:
         _provider_error(run, exc, retrying=False, attempt=exc.attempts)
         raise
@@ -184,12 +189,13 @@ async def _consume(
         aclose = getattr(events, "aclose", None)
         if aclose is not None:  # end the provider's stream (and its HTTP response) promptly
             await aclose()
+    provider_id, model_id = run.answering
     raise LLMError(
         f"provider {provider_id!r} ended its stream without a ResponseDone event; "
         "a Provider.stream must end with ResponseDone(message)",
         reason="server",
         provider=provider_id,
-        model=run.model,
+        model=model_id,
     )
 
 
@@ -210,7 +216,7 @@ def _retry_scheduled(run: RunState, event: RetryScheduled) -> None:
         wait = error.retry_after_s if error.retry_after_s is not None else event.delay_s
         run.emit(
             ProviderRateLimited,
-            provider_id=run.provider.name,
+            provider_id=run.answering[0],
             retry_after_seconds=wait,
             attempt=event.attempt,
         )
@@ -218,10 +224,28 @@ def _retry_scheduled(run: RunState, event: RetryScheduled) -> None:
         _provider_error(run, error, retrying=True, attempt=event.attempt)
 
 
+def _fallback_scheduled(run: RunState, event: FallbackScheduled) -> None:
+    """The provider failed for good; the next one of a fallback list takes the call."""
+    error = event.error
+    # The call goes on elsewhere, so the failure is not final (retrying=True).
+    _provider_error(run, error, retrying=True, attempt=error.attempts)
+    run.emit(
+        ProviderFallback,
+        failed_provider_id=event.failed,
+        provider_id=event.provider,
+        model_id=event.model,
+        reason=error.reason,
+        http_status=error.http_status,
+        message=error.message,
+    )
+    run.answering = (event.provider, event.model)
+    run.attempt = 1
+
+
 def _provider_error(run: RunState, error: LLMError, *, retrying: bool, attempt: int) -> None:
     run.emit(
         ProviderError,
-        provider_id=run.provider.name,
+        provider_id=run.answering[0],
         reason=error.reason,
         message=error.message,
         http_status=error.http_status,
@@ -245,11 +269,12 @@ def stopped(run: RunState, reply: AssistantMessage) -> bool:
         run.output = reply.text
         return True
     if reply.stop_reason == "error":
+        provider_id, model_id = run.answering
         error = LLMError(
             reply.error or "the provider reported an error without details",
             reason="server",
-            provider=run.provider.name,
-            model=reply.model or run.model,
+            provider=provider_id,
+            model=reply.model or model_id,
             attempts=run.attempt,  # earlier attempts of this call may have been retried
         )
         _provider_error(run, error, retrying=False, attempt=run.attempt)

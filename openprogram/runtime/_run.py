@@ -145,6 +145,7 @@ class RunState(Emitter):
         failures: Failed-call counts by (name, arguments) for the repeated-failure rule.
         call_ids: Every tool-call id in the conversation (a reply's ids are made unique).
         attempt: Attempts made so far for the current model call (1 = no retry yet).
+        answering: Provider id and model of the current model call (a fallback switches them).
         finale: How the final reply becomes the output with ``choices``/``response_format``.
         system: The system prompt without the deferred-tool catalog.
         deadline: ``time.monotonic()`` by which the exec must end, or ``None``.
@@ -156,6 +157,7 @@ class RunState(Emitter):
     """
 
     __slots__ = (
+        "answering",
         "attempt",
         "call_ids",
         "deadline",
@@ -198,6 +200,7 @@ class RunState(Emitter):
         self.runtime = runtime
         self.provider = provider
         self.model: str | None = options.model or runtime.model or provider.model
+        self.answering: tuple[str, str | None] = (provider.name, self.model)
         self.options = options
         self.messages: list[Message] = []
         self.usage = Usage()
