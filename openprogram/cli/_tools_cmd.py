@@ -2,7 +2,9 @@
 
 The tools come from the default registry after importing every ``--module``
 (their decorators register into it), or from the ``Registry`` that
-``--registry module:attr`` names; ``--entry-points`` adds installed ones.
+``--registry module:attr`` names; a module that registers nothing in the
+default registry is looked into for a registry or tools of its own (see
+``_tools_source``). ``--entry-points`` adds installed ones.
 
 The policy comes from separate flags (``--toolset files --deny rm,mv``) or one
 ``--policy`` value in the same words, ``key=value`` pairs separated by commas,
@@ -15,24 +17,29 @@ both ways is an error rather than a silent override.
     {"policy": {"toolset": ..., "source": ..., "allow": [...] | null, "deny": [...], "disabled": [...]},
      "offered":  [{"name": ..., "kind": "function" | "agentic", "summary": ...}, ...],
      "deferred": [{"name": ..., "kind": ..., "summary": ...}, ...],
-     "rejected": [{"name": ..., "layer": ..., "reason": ...}, ...]}
+     "rejected": [{"name": ..., "layer": ..., "reason": ...}, ...],
+     "registry": "default" | "module:attr" | "tools of <module>", "notes": [...]}
 
 each list in registration order; with ``--explain NAME``:
-``{"name": ..., "offered": bool, "rejection": {"layer": ..., "reason": ...} | null}``.
+``{"name": ..., "offered": bool, "rejection": {"layer": ..., "reason": ...} | null,
+"registry": ..., "notes": [...]}``.
 """  # noqa: E501 - the JSON shape reads best on one line
 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
-from openprogram.cli._model import import_attribute, import_user_module
+from openprogram.cli._command import Command
+from openprogram.cli._suggest import did_you_mean
+from openprogram.cli._tools_source import ToolSource, find_tools
 from openprogram.exceptions import ConfigurationError
 from openprogram.gates import Policy, explain, resolve
-from openprogram.registry import Registry, default_registry
+from openprogram.registry import Registry
 from openprogram.tools import Tool
 
-__all__ = ["POLICY_KEYS", "add_tools_arguments", "parse_policy", "tools_command"]
+__all__ = ["POLICY_KEYS", "TOOLS", "parse_policy"]
 
 POLICY_KEYS = ("toolset", "source", "allow", "deny", "disabled")
 """The keys ``--policy`` accepts, each also a flag of its own."""
@@ -40,7 +47,7 @@ POLICY_KEYS = ("toolset", "source", "allow", "deny", "disabled")
 _NAME_LISTS = ("allow", "deny", "disabled")
 
 
-def add_tools_arguments(p: argparse.ArgumentParser) -> None:
+def _arguments(p: argparse.ArgumentParser) -> None:
     """Declare the ``tools`` command's options on its sub-parser."""
     p.add_argument(
         "--module",
@@ -70,7 +77,6 @@ def add_tools_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--deny", help="comma-separated names never offered")
     p.add_argument("--disabled", help="comma-separated names switched off")
     p.add_argument("--explain", metavar="NAME", help="say which layer hides NAME and why")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
 def parse_policy(text: str) -> dict[str, Any]:
@@ -111,30 +117,17 @@ def _policy(args: argparse.Namespace) -> Policy:
     return Policy(**fields)
 
 
-def _registry(args: argparse.Namespace) -> Registry:
-    for name in args.module:
-        import_user_module(name)
-    registry = default_registry
-    if args.registry:
-        found = import_attribute(args.registry)
-        if not isinstance(found, Registry):
-            raise ConfigurationError(
-                f"--registry {args.registry}: that is a {type(found).__name__}, not a "
-                "openprogram Registry; point it at a Registry() your module fills"
-            )
-        registry = found
-    if args.entry_points:
-        registry.load_entry_points()
-    return registry
-
-
-def tools_command(args: argparse.Namespace) -> dict[str, Any]:
+def _tools(args: argparse.Namespace) -> dict[str, Any]:
     """Run ``openprogram tools``; returns the ``--json`` object (printed by the caller)."""
-    registry = _registry(args)
+    source = find_tools(args.module, args.registry, entry_points=args.entry_points)
     policy = _policy(args)
+    if not args.json:
+        for note in source.notes:
+            print(f"note: {note}", file=sys.stderr)
+    about = {"registry": source.label, "notes": list(source.notes)}
     if args.explain:
-        return _explain(args.explain, policy, registry, args.json)
-    res = resolve(registry, policy)
+        return {**_explain(args.explain, policy, source, args.json), **about}
+    res = resolve(source.registry, policy)
     summary = {
         "policy": _policy_json(policy),
         "offered": [_tool_json(t) for t in res.offered],
@@ -142,6 +135,7 @@ def tools_command(args: argparse.Namespace) -> dict[str, Any]:
         "rejected": [
             {"name": n, "layer": r.layer, "reason": r.reason} for n, r in res.rejected.items()
         ],
+        **about,
     }
     if args.json:
         return summary
@@ -172,11 +166,13 @@ def _policy_json(policy: Policy) -> dict[str, Any]:
     }
 
 
-def _explain(name: str, policy: Policy, registry: Registry, as_json: bool) -> dict[str, Any]:
+def _explain(name: str, policy: Policy, source: ToolSource, as_json: bool) -> dict[str, Any]:
+    registry: Registry = source.registry
     if name not in registry:
+        known = registry.names()
         raise ConfigurationError(
-            f"--explain {name!r}: no tool of that name is registered "
-            f"(known: {', '.join(registry.names()) or 'none'}); "
+            f"--explain {name!r}: no tool of that name is registered in {_described(source)}"
+            f"{did_you_mean(name, known)} (known: {', '.join(known) or 'none'}); "
             "use --module to import the module that defines it, or --registry to name "
             "the Registry it is in"
         )
@@ -187,3 +183,19 @@ def _explain(name: str, policy: Policy, registry: Registry, as_json: bool) -> di
         detail = "" if rejection is None else f"{rejection.layer}: {rejection.reason}"
         print(f"{name} {verdict}{detail}")
     return {"name": name, "offered": rejection is None, "rejection": body}
+
+
+def _described(source: ToolSource) -> str:
+    if source.label == "default":
+        return "the default registry"
+    if source.label.startswith("tools of "):
+        return source.label
+    return f"the registry {source.label}"
+
+
+TOOLS = Command(
+    name="tools",
+    help="list what a policy offers, and why the rest is hidden",
+    add_arguments=_arguments,
+    run=_tools,
+)

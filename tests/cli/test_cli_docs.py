@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from openprogram.cli import _parser
+from openprogram.cli._parser import build_parser as _parser
 
 QUICKSTART = Path(__file__).resolve().parents[2] / "docs" / "quickstart.md"
 
