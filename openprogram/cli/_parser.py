@@ -96,7 +96,7 @@ def build_parser(commands: Sequence[Command] = COMMANDS) -> argparse.ArgumentPar
         command.add_arguments(p)
         if command.json_output:
             p.add_argument("--json", action="store_true", help=_JSON_HELP)
-        p.set_defaults(command_to_run=command)
+        p.set_defaults(command_to_run=command, command_parser=p)
     return parser
 
 
@@ -116,7 +116,9 @@ def parse_command_line(words: Sequence[str]) -> tuple[Command, argparse.Namespac
             f"(commands: {', '.join(names)}; see openprogram --help)",
             usage=parser.format_usage(),
         )
-    args = parser.parse_args(words)
+    args, extra = parser.parse_known_args(words)
+    if extra:  # said by the command's own parser, so the usage line is the command's
+        getattr(args, "command_parser", parser).error(f"unrecognized arguments: {' '.join(extra)}")
     command: Command | None = getattr(args, "command_to_run", None)
     if command is None:
         raise UsageError("openprogram: no command given", usage=parser.format_help())
