@@ -62,7 +62,7 @@ def test_the_page_has_runnable_examples() -> None:
 
 @pytest.mark.parametrize(("line", "code"), _examples())
 def test_each_example_runs_as_written(line: str, code: int) -> None:
-    argv = shlex.split(line.split("#")[0])[3:]  # after "python3 -m openprogram"
+    argv = shlex.split(line, comments=True)[3:]  # after "python3 -m openprogram"
     env = {**os.environ, "PYTHONPATH": str(PACKAGE_ROOT)}
     env.pop("OPENPROGRAM_MODEL", None)
     done = subprocess.run(
