@@ -4,7 +4,7 @@
 |---|---|
 | ``UsageError`` (the command line), any other ``UserError`` (a bad target, arguments the function's schema rejects, no provider configured, a policy) | 2 |
 | ``UserCodeError``: the user's code raised (importing it or running it), any exception, ``BaseException`` subclasses such as ``asyncio.CancelledError`` included | 1 |
-| another ``OpenProgramError``: the run failed in the library (a provider error), or its result has no JSON form | 1 |
+| another ``OpenProgramError`` raised by the command itself, e.g. a result with no JSON form (errors the library raises through the user's code count as that code failing) | 1 |
 | ``KeyboardInterrupt`` | 130 |
 | ``SystemExit`` raised by the user's code (``sys.exit(n)``) | ``n`` (``None`` → 0, text → 1) |
 | anything else: a bug of the command itself (reported with its traceback) | 1 |

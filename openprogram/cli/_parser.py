@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from openprogram import __version__
+from openprogram.cli import _subcommands
 from openprogram.cli._command import Command
 from openprogram.cli._errors import UsageError
-from openprogram.cli._subcommands import COMMANDS
 from openprogram.cli._suggest import did_you_mean
 
 __all__ = ["Shown", "build_parser", "parse_command_line", "wants_json"]
@@ -78,8 +78,13 @@ class _Parser(argparse.ArgumentParser):
         )
 
 
-def build_parser(commands: Sequence[Command] = COMMANDS) -> argparse.ArgumentParser:
-    """The parser of ``openprogram``: ``--version``, ``--help``, and one sub-parser per command."""
+def build_parser(commands: Sequence[Command] | None = None) -> argparse.ArgumentParser:
+    """The parser of ``openprogram``: ``--version``, ``--help``, and one sub-parser per command.
+
+    Args:
+        commands: The commands (default ``_subcommands.COMMANDS``, read at each call).
+    """
+    commands = _subcommands.COMMANDS if commands is None else commands
     parser = _Parser(
         prog="openprogram",
         description="Run nested agentic functions, and see which tools a policy offers.",
@@ -107,8 +112,9 @@ def parse_command_line(words: Sequence[str]) -> tuple[Command, argparse.Namespac
         Shown: ``--help`` or ``--version`` was asked for.
         UsageError: No command, an unknown one, or arguments it does not take.
     """
-    parser = build_parser()
-    names = [c.name for c in COMMANDS]
+    commands = _subcommands.COMMANDS
+    parser = build_parser(commands)
+    names = [c.name for c in commands]
     word = next((w for w in _before_dashes(words) if not w.startswith("-")), None)
     if word is not None and word not in names:
         raise UsageError(

@@ -4,7 +4,7 @@ Without ``--json`` the run tree is printed live (``TreeView``) and the result
 follows. With ``--json`` every event is one JSON line on stderr and stdout
 gets one JSON object (stable; keys are only ever added)::
 
-    {"output": <the return value, JSON-encoded; pydantic models and dataclasses as objects>,
+    {"output": <the return value, made JSON by the rules of ``_json``>,
      "result": <the same value (its first name, kept for scripts written against it)>,
      "model": "local:qwen2.5-coder-0.5b", "seconds": 12.3,
      "stop_reason": "stop", "model_calls": 4, "tool_calls": 2,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import dataclasses
+import enum
 import sys
 import threading
 from typing import Any
@@ -73,3 +75,33 @@ def echo(value: list[Any]) -> int:
         value: Any array.
     """
     return len(value)
+
+
+class Colour(enum.Enum):
+    RED = "red"
+
+
+@dataclasses.dataclass
+class Point:
+    x: int
+    colour: Colour
+
+
+class Unprintable:
+    def __str__(self) -> str:
+        raise RuntimeError("no text for this one")
+
+
+def odd_values() -> dict[str, Any]:
+    """Values the JSON rules map: dataclass, enum, set, tuple, an object whose str() raises."""
+    return {
+        "point": Point(1, Colour.RED),
+        "tags": frozenset({"a"}),
+        "pair": (1, 2),
+        "odd": Unprintable(),
+    }
+
+
+def interrupted() -> None:
+    """Act as if Ctrl-C was pressed."""
+    raise KeyboardInterrupt
