@@ -7,7 +7,10 @@ file, progress) and submits the next, so a failed or lost task costs one item.
 What crosses to the workers: the function by import path when it is a
 module-level name (the worker imports its module, as any program would; see
 ``by_name``), else pickled by Ray; the provider as a string or a factory (built
-in the worker, once per batch per worker process); ``runtime_options`` pickled.
+in the worker, once per batch per worker process); ``runtime_options`` pickled;
+whether real model requests are allowed (``model_requests_allowed()`` on the
+driver when the batch starts: a ``block_model_requests()`` around
+``batch.map`` holds in the workers too, whatever their own environment says).
 A rate limit lives in one Ray actor that every worker reserves its slots from.
 """
 
@@ -26,6 +29,7 @@ from openprogram.batch._options import BatchOptions, ProviderSpec, make_runtime
 from openprogram.batch._record import Pending, Recorder, make_plan
 from openprogram.batch._types import BatchResult, ItemError
 from openprogram.exceptions import ConfigurationError, UserError
+from openprogram.providers._allow import allow_model_requests, model_requests_allowed
 
 __all__ = ["run_ray"]
 
@@ -45,6 +49,7 @@ class _Setup:
     runtime_options: Mapping[str, Any] | None
     unpack: bool
     limiter: Any  # a Ray actor handle of RateLimiter, or None
+    model_requests: bool  # the driver's model_requests_allowed() when the batch started
 
 
 def run_ray(fn: Callable[..., Any], inputs: Iterable[Any], options: BatchOptions) -> BatchResult:
@@ -58,6 +63,7 @@ def run_ray(fn: Callable[..., Any], inputs: Iterable[Any], options: BatchOptions
     plan = make_plan(
         list(inputs), key=options.key, output=options.output_path, unpack=options.unpack
     )
+    allowed = model_requests_allowed()  # before Ray starts: a bad variable fails at once
     recorder = Recorder(plan, output=options.output_path, on_progress=options.on_progress)
     started_here, limiter = False, None
     try:
@@ -73,6 +79,7 @@ def run_ray(fn: Callable[..., Any], inputs: Iterable[Any], options: BatchOptions
                 runtime_options=options.runtime_options,
                 unpack=options.unpack,
                 limiter=limiter,
+                model_requests=allowed,
             ),
         )
         task = ray.remote(_task)
@@ -173,7 +180,13 @@ class _ActorLimiter:
 
 
 def _task(setup: _Setup, item: Any) -> Outcome:
-    """Run one item in a Ray worker; every failure comes back as the item's error."""
+    """Run one item in a Ray worker, under the driver's model-request setting."""
+    with allow_model_requests(setup.model_requests):
+        return _run_task(setup, item)
+
+
+def _run_task(setup: _Setup, item: Any) -> Outcome:
+    """Run one item; every failure comes back as the item's error."""
     shipped = setup.fn
     if isinstance(shipped, ByName):
         try:

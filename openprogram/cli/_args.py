@@ -7,7 +7,8 @@ Each value is read against its parameter's schema: JSON (``3``, ``true``,
 word where it takes a string (so ``42`` stays ``"42"`` for ``destination:
 str``, and ``Rome`` needs no quotes). Then the tool's own validator checks
 everything, exactly as it checks a model's arguments, so a bad value gets the
-``path: message`` line the model would get.
+``path: message`` line the model would get. A JSON value nested deeper than
+``MAX_JSON_DEPTH`` levels is refused as a usage error (exit 2).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from openprogram.cli._json import MAX_JSON_DEPTH, json_depth
 from openprogram.exceptions import ConfigurationError
 from openprogram.schema import ArgumentsError
 from openprogram.structured._render import render_params
@@ -79,9 +81,11 @@ def bind_arguments(
         if key in words:
             raise ArgumentsUsageError(f"run {name}: {key} is given both by position and as {key}=")
         words[key] = value
-    args = {key: _read(text, params.get(key)) for key, text in words.items()}
+    args = {key: _read(name, key, text, params.get(key)) for key, text in words.items()}
     try:
         validated = tool.validate(args)
+    except RecursionError as exc:  # pydantic validating a value nested almost too deep
+        raise _too_deep(name, "an argument") from exc
     except ArgumentsError as exc:
         lines = "\n".join(f"  {v}" for v in exc.violations)
         raise ArgumentsUsageError(
@@ -94,18 +98,38 @@ def bind_arguments(
     return runner, validated
 
 
-def _read(text: str, schema: Any) -> Any:
-    """The value a word stands for, given its parameter's schema (see the module docstring)."""
+def _read(name: str, key: str, text: str, schema: Any) -> Any:
+    """The value a word stands for, given its parameter's schema (see the module docstring).
+
+    Raises:
+        ArgumentsUsageError: The word is JSON nested too deeply for a parameter that
+            does not take it as a string.
+    """
+    kinds = _admitted(schema)
     try:
         decoded = json.loads(text)
+    except RecursionError as exc:  # json.loads recurses once per level of nesting
+        if "string" in kinds:
+            return text
+        raise _too_deep(name, key) from exc
     except ValueError:
         return text
     if isinstance(decoded, str):
         return decoded  # quoted on purpose: '"42"'
-    kinds = _admitted(schema)
     kind = _JSON_TYPES[type(decoded)]
     fits = kind in kinds or (kind == "integer" and "number" in kinds)
-    return decoded if fits or "string" not in kinds else text
+    if not fits and "string" in kinds:
+        return text
+    if json_depth(decoded) > MAX_JSON_DEPTH:
+        raise _too_deep(name, key)
+    return decoded
+
+
+def _too_deep(name: str, key: str) -> ArgumentsUsageError:
+    return ArgumentsUsageError(
+        f"run {name}: {key} is JSON nested more than {MAX_JSON_DEPTH} levels deep, more "
+        f"than the command reads; pass a value nested at most {MAX_JSON_DEPTH} levels"
+    )
 
 
 def _admitted(schema: Any) -> set[str]:

@@ -24,30 +24,29 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from typing import Any
 
+from openprogram.cli._command import Command
 from openprogram.cli._model import choose_model
 from openprogram.cli._output import stdout_to_stderr
 from openprogram.cli._tools_cmd import (
     add_policy_arguments,
     add_registry_arguments,
     policy_from_args,
-    registry_from_args,
+    tool_source_from_args,
 )
 from openprogram.exceptions import ConfigurationError
 from openprogram.runtime import MODEL_ENV_VAR, Runtime
 from openprogram.tools import Tool
 
-__all__ = ["add_mcp_command", "mcp_serve_command"]
+__all__ = ["MCP", "mcp_serve_command"]
 
 _DEFAULT_HOST = "127.0.0.1"
 _DEFAULT_PATH = "/mcp"
 
 
-def add_mcp_command(sub: Any) -> None:
-    """Add ``mcp`` (with its ``serve`` subcommand) to the command's sub-parsers."""
-    mcp = sub.add_parser("mcp", help="Model Context Protocol: serve tools to MCP clients")
-    commands = mcp.add_subparsers(required=True, metavar="SUBCOMMAND")
+def _arguments(mcp: argparse.ArgumentParser) -> None:
+    """Declare ``mcp``'s one subcommand, ``serve``, and its options."""
+    commands = mcp.add_subparsers(required=True, metavar="SUBCOMMAND", dest="mcp_command")
     serve = commands.add_parser(
         "serve",
         help="serve the tools of a module or registry to MCP clients (stdio or HTTP)",
@@ -70,7 +69,6 @@ def add_mcp_command(sub: Any) -> None:
         f"(default: ${MODEL_ENV_VAR}, else the embedded local model)",
     )
     serve.add_argument("--name", default="openprogram", help="the server name clients see")
-    serve.set_defaults(handler=mcp_serve_command)
 
 
 def mcp_serve_command(args: argparse.Namespace) -> None:
@@ -87,7 +85,7 @@ def mcp_serve_command(args: argparse.Namespace) -> None:
     from openprogram.mcp import MCPToolServer  # noqa: PLC0415
 
     with stdout_to_stderr(True):  # stdout may be the protocol stream: imports must not print there
-        registry, policy = registry_from_args(args), policy_from_args(args)
+        registry, policy = tool_source_from_args(args).registry, policy_from_args(args)
         server = MCPToolServer(registry, policy=policy, name=args.name)
         served = server.served()
         server.runtime = _runtime(args.model, served)
@@ -126,3 +124,15 @@ def _describe(tool: Tool) -> str:
 
 def _say(text: str) -> None:
     print(f"openprogram mcp serve: {text}", file=sys.stderr, flush=True)
+
+
+MCP = Command(
+    name="mcp",
+    help="Model Context Protocol: serve tools to MCP clients",
+    description="Model Context Protocol: 'openprogram mcp serve' serves openprogram tools to "
+    "MCP clients, over stdio or streamable HTTP.",
+    add_arguments=_arguments,
+    run=mcp_serve_command,
+    json_output=False,  # with --stdio, stdout is the protocol stream
+)
+"""``openprogram mcp serve ...``."""

@@ -11,23 +11,15 @@ CLI on a ``ScriptedProvider`` or a provider configured in code::
 
 from __future__ import annotations
 
-import importlib
 import os
-import sys
 from typing import Any
 
-from openprogram.cli._output import UserCodeError
+from openprogram.cli._imports import UnknownModuleError, import_attribute
 from openprogram.exceptions import ConfigurationError
 from openprogram.providers import PROVIDER_PREFIXES, Provider, default_model_string
 from openprogram.runtime import MODEL_ENV_VAR
 
-__all__ = [
-    "TargetNotFoundError",
-    "choose_model",
-    "import_attribute",
-    "import_user_module",
-    "model_label",
-]
+__all__ = ["choose_model", "model_label"]
 
 
 def choose_model(explicit: str | None) -> str | Provider:
@@ -67,12 +59,12 @@ def _provider_from(spec: str) -> Provider:
     where = f"--model {spec!r}"
     try:
         obj = import_attribute(spec)
-    except TargetNotFoundError as exc:
+    except UnknownModuleError as exc:
         known = ", ".join(f"{p}:" for p in PROVIDER_PREFIXES)
         raise ConfigurationError(
             f"{where}: {spec.partition(':')[0]!r} is neither a provider prefix ({known}) "
-            f"nor an importable module ({exc.__cause__}); use e.g. openai:gpt-4o-mini, "
-            "or module:factory returning a Provider"
+            f"nor an importable module ({exc}); use e.g. openai:gpt-4o-mini, or "
+            "module:factory returning a Provider"
         ) from exc
     if not _is_provider(obj) and callable(obj):
         try:
@@ -93,59 +85,3 @@ def _provider_from(spec: str) -> Provider:
 
 def _is_provider(obj: Any) -> bool:
     return not isinstance(obj, type) and callable(getattr(obj, "stream", None))
-
-
-class TargetNotFoundError(ConfigurationError):
-    """A module named on the command line does not exist (a usage error, exit 2)."""
-
-
-def import_user_module(module_name: str) -> Any:
-    """Import one of the user's modules, with the current directory importable.
-
-    Raises:
-        TargetNotFoundError: The module itself cannot be found.
-        UserCodeError: The module raised while importing (an ``ImportError`` of a
-            missing dependency included): that is the user's code failing.
-    """
-    cwd = os.getcwd()
-    if cwd not in sys.path:
-        sys.path.insert(0, cwd)  # like `python -m`: the user's own modules are importable
-    try:
-        return importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        missing = exc.name or ""
-        if missing and (module_name == missing or module_name.startswith(missing + ".")):
-            raise TargetNotFoundError(
-                f"cannot import {module_name!r}: {exc}; check the spelling, and that the "
-                "current directory or PYTHONPATH holds it"
-            ) from exc
-        raise UserCodeError(exc, f"importing {module_name}") from exc
-    # Whatever the user's module raises while it is imported is a failure of their code,
-    # reported with its traceback (exit 1), never mistaken for a usage error.
-    except Exception as exc:
-        raise UserCodeError(exc, f"importing {module_name}") from exc
-
-
-def import_attribute(target: str) -> Any:
-    """Import ``module:attr`` (``attr`` may be dotted) with the current directory importable.
-
-    Raises:
-        ConfigurationError: ``target`` does not look like ``module:attr``, or the
-            attribute does not exist.
-        TargetNotFoundError: The module cannot be found.
-        UserCodeError: The module raised while importing.
-    """
-    module_name, sep, attr = target.partition(":")
-    if not sep or not module_name or not attr:
-        raise ConfigurationError(
-            f"expected module:attribute (e.g. examples.trip_planner:plan_trip), got {target!r}"
-        )
-    obj: Any = import_user_module(module_name)
-    for part in attr.split("."):
-        if not hasattr(obj, part):
-            raise ConfigurationError(
-                f"{target}: module {module_name!r} has no attribute {attr!r}; "
-                "check the spelling after the colon"
-            )
-        obj = getattr(obj, part)
-    return obj

@@ -2,7 +2,9 @@
 
 The tools come from the default registry after importing every ``--module``
 (their decorators register into it), or from the ``Registry`` that
-``--registry module:attr`` names; ``--entry-points`` adds installed ones.
+``--registry module:attr`` names; a module that registers nothing in the
+default registry is looked into for a registry or tools of its own (see
+``_tools_source``). ``--entry-points`` adds installed ones.
 
 The policy comes from separate flags (``--toolset files --deny rm,mv``) or one
 ``--policy`` value in the same words, ``key=value`` pairs separated by commas,
@@ -15,32 +17,36 @@ both ways is an error rather than a silent override.
     {"policy": {"toolset": ..., "source": ..., "allow": [...] | null, "deny": [...], "disabled": [...]},
      "offered":  [{"name": ..., "kind": "function" | "agentic", "summary": ...}, ...],
      "deferred": [{"name": ..., "kind": ..., "summary": ...}, ...],
-     "rejected": [{"name": ..., "layer": ..., "reason": ...}, ...]}
+     "rejected": [{"name": ..., "layer": ..., "reason": ...}, ...],
+     "registry": "default" | "module:attr" | "tools of <module>", "notes": [...]}
 
 each list in registration order; with ``--explain NAME``:
-``{"name": ..., "offered": bool, "rejection": {"layer": ..., "reason": ...} | null}``.
+``{"name": ..., "offered": bool, "rejection": {"layer": ..., "reason": ...} | null,
+"registry": ..., "notes": [...]}``.
 """  # noqa: E501 - the JSON shape reads best on one line
 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
-from openprogram.cli._model import import_attribute, import_user_module
+from openprogram.cli._command import Command
+from openprogram.cli._suggest import did_you_mean
+from openprogram.cli._tools_source import ToolSource, find_tools
 from openprogram.exceptions import ConfigurationError
 from openprogram.gates import Policy, explain, resolve
-from openprogram.registry import Registry, default_registry
+from openprogram.registry import Registry
 from openprogram.tools import Tool
 
 __all__ = [
     "POLICY_KEYS",
+    "TOOLS",
     "add_policy_arguments",
     "add_registry_arguments",
-    "add_tools_arguments",
     "parse_policy",
     "policy_from_args",
-    "registry_from_args",
-    "tools_command",
+    "tool_source_from_args",
 ]
 
 POLICY_KEYS = ("toolset", "source", "allow", "deny", "disabled")
@@ -49,12 +55,11 @@ POLICY_KEYS = ("toolset", "source", "allow", "deny", "disabled")
 _NAME_LISTS = ("allow", "deny", "disabled")
 
 
-def add_tools_arguments(p: argparse.ArgumentParser) -> None:
+def _arguments(p: argparse.ArgumentParser) -> None:
     """Declare the ``tools`` command's options on its sub-parser."""
     add_registry_arguments(p)
     add_policy_arguments(p)
     p.add_argument("--explain", metavar="NAME", help="say which layer hides NAME and why")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
 def add_registry_arguments(p: argparse.ArgumentParser) -> None:
@@ -77,7 +82,7 @@ def add_registry_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def add_policy_arguments(p: argparse.ArgumentParser) -> None:
-    """Declare the policy's flags: ``--policy`` and one flag per key."""
+    """Declare the policy flags: ``--policy``, or ``--toolset``, ``--source``, ``--allow``, ..."""
     p.add_argument(
         "--policy",
         metavar="K=V,...",
@@ -90,6 +95,18 @@ def add_policy_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--allow", help="comma-separated names: only these may be offered")
     p.add_argument("--deny", help="comma-separated names never offered")
     p.add_argument("--disabled", help="comma-separated names switched off")
+
+
+def tool_source_from_args(args: argparse.Namespace) -> ToolSource:
+    """The tools the flags of ``add_registry_arguments`` describe (modules imported first).
+
+    Raises:
+        ConfigurationError: ``--registry`` names something that is not a ``Registry``, or
+            the modules define several registries and ``--registry`` does not pick one.
+        TargetNotFoundError: A module cannot be found.
+        UserCodeError: A module raised while importing.
+    """
+    return find_tools(args.module, args.registry, entry_points=args.entry_points)
 
 
 def parse_policy(text: str) -> dict[str, Any]:
@@ -115,11 +132,7 @@ def parse_policy(text: str) -> dict[str, Any]:
 
 
 def policy_from_args(args: argparse.Namespace) -> Policy:
-    """The ``Policy`` the flags of ``add_policy_arguments`` describe.
-
-    Raises:
-        ConfigurationError: A bad ``--policy`` value, or a key given both ways.
-    """
+    """The ``Policy`` the flags of ``add_policy_arguments`` describe."""
     fields = parse_policy(args.policy) if args.policy else {}
     for key in POLICY_KEYS:
         flag = getattr(args, key)
@@ -135,37 +148,17 @@ def policy_from_args(args: argparse.Namespace) -> Policy:
     return Policy(**fields)
 
 
-def registry_from_args(args: argparse.Namespace) -> Registry:
-    """The registry the flags of ``add_registry_arguments`` describe (modules imported first).
-
-    Raises:
-        ConfigurationError: ``--registry`` names something that is not a ``Registry``.
-        TargetNotFoundError: A module cannot be found.
-        UserCodeError: A module raised while importing.
-    """
-    for name in args.module:
-        import_user_module(name)
-    registry = default_registry
-    if args.registry:
-        found = import_attribute(args.registry)
-        if not isinstance(found, Registry):
-            raise ConfigurationError(
-                f"--registry {args.registry}: that is a {type(found).__name__}, not a "
-                "openprogram Registry; point it at a Registry() your module fills"
-            )
-        registry = found
-    if args.entry_points:
-        registry.load_entry_points()
-    return registry
-
-
-def tools_command(args: argparse.Namespace) -> dict[str, Any]:
+def _tools(args: argparse.Namespace) -> dict[str, Any]:
     """Run ``openprogram tools``; returns the ``--json`` object (printed by the caller)."""
-    registry = registry_from_args(args)
+    source = tool_source_from_args(args)
     policy = policy_from_args(args)
+    if not args.json:
+        for note in source.notes:
+            print(f"note: {note}", file=sys.stderr)
+    about = {"registry": source.label, "notes": list(source.notes)}
     if args.explain:
-        return _explain(args.explain, policy, registry, args.json)
-    res = resolve(registry, policy)
+        return {**_explain(args.explain, policy, source, args.json), **about}
+    res = resolve(source.registry, policy)
     summary = {
         "policy": _policy_json(policy),
         "offered": [_tool_json(t) for t in res.offered],
@@ -173,6 +166,7 @@ def tools_command(args: argparse.Namespace) -> dict[str, Any]:
         "rejected": [
             {"name": n, "layer": r.layer, "reason": r.reason} for n, r in res.rejected.items()
         ],
+        **about,
     }
     if args.json:
         return summary
@@ -203,11 +197,13 @@ def _policy_json(policy: Policy) -> dict[str, Any]:
     }
 
 
-def _explain(name: str, policy: Policy, registry: Registry, as_json: bool) -> dict[str, Any]:
+def _explain(name: str, policy: Policy, source: ToolSource, as_json: bool) -> dict[str, Any]:
+    registry: Registry = source.registry
     if name not in registry:
+        known = registry.names()
         raise ConfigurationError(
-            f"--explain {name!r}: no tool of that name is registered "
-            f"(known: {', '.join(registry.names()) or 'none'}); "
+            f"--explain {name!r}: no tool of that name is registered in {_described(source)}"
+            f"{did_you_mean(name, known)} (known: {', '.join(known) or 'none'}); "
             "use --module to import the module that defines it, or --registry to name "
             "the Registry it is in"
         )
@@ -218,3 +214,19 @@ def _explain(name: str, policy: Policy, registry: Registry, as_json: bool) -> di
         detail = "" if rejection is None else f"{rejection.layer}: {rejection.reason}"
         print(f"{name} {verdict}{detail}")
     return {"name": name, "offered": rejection is None, "rejection": body}
+
+
+def _described(source: ToolSource) -> str:
+    if source.label == "default":
+        return "the default registry"
+    if source.label.startswith("tools of "):
+        return source.label
+    return f"the registry {source.label}"
+
+
+TOOLS = Command(
+    name="tools",
+    help="list what a policy offers, and why the rest is hidden",
+    add_arguments=_arguments,
+    run=_tools,
+)

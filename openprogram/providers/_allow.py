@@ -8,6 +8,13 @@ suite. The context managers win over the variable. The setting is process-wide
 (it must also hold in worker threads and nested runs), so toggle it from one
 thread at a time.
 
+Other processes: for the length of the block the context managers also set
+the variable (``0`` or ``1``) in ``os.environ``, restoring it on exit, so a
+child process started inside the block (a subprocess, Ray workers started by
+``ray.init`` there) inherits the setting. Ray workers already running are
+reached by ``batch.map(backend="ray")``, which runs each item under the
+setting the driver has when the batch starts.
+
 Real providers call ``check_model_request`` before anything goes out: the
 HTTP providers at the top of ``HttpProvider.stream``, the local provider
 before it would start its embedded server. The fakes in
@@ -65,16 +72,24 @@ def model_requests_allowed() -> bool:
 def allow_model_requests(allowed: bool = True) -> Iterator[None]:
     """Allow (or, with ``False``, block) real model requests inside the block.
 
-    Restores the previous setting on exit, also when the block raises.
+    Child processes started inside the block inherit the setting through the
+    variable. Restores the previous setting (and the variable) on exit, also when
+    the block raises.
     """
     global _override  # noqa: PLW0603 -- the one process-wide switch, guarded by _lock
     with _lock:
         previous, _override = _override, bool(allowed)
+        previous_env = os.environ.get(ALLOW_ENV_VAR)
+        os.environ[ALLOW_ENV_VAR] = "1" if allowed else "0"  # for child processes
     try:
         yield
     finally:
         with _lock:
             _override = previous
+            if previous_env is None:
+                os.environ.pop(ALLOW_ENV_VAR, None)
+            else:
+                os.environ[ALLOW_ENV_VAR] = previous_env
 
 
 def check_model_request(provider: str, target: str) -> None:

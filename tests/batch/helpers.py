@@ -15,7 +15,7 @@ from openprogram.decorators import agentic_function
 from openprogram.messages import UserMessage
 from openprogram.providers.base import ProviderRequest
 from openprogram.runtime import Runtime
-from openprogram.testing import FunctionProvider
+from openprogram.testing import FunctionProvider, model_requests_allowed
 
 
 def _shout(request: ProviderRequest) -> str:
@@ -92,3 +92,8 @@ def crash(item: str) -> str:
     if item == "die":
         os._exit(1)
     return item
+
+
+def requests_allowed(item: Any) -> bool:
+    """Whether real model requests are allowed where the item runs."""
+    return model_requests_allowed()

@@ -23,6 +23,7 @@ import ray
 from openprogram import batch
 from openprogram.batch import Progress
 from openprogram.exceptions import UserError
+from openprogram.testing import ALLOW_ENV_VAR, allow_model_requests, block_model_requests
 
 pytestmark = pytest.mark.ray
 
@@ -131,6 +132,19 @@ def test_a_rate_limit_is_shared_by_all_workers_and_failures_stay_per_item(
     # amap keeps the blocking Ray driver off the event loop.
     result = asyncio.run(batch.amap(helpers.slow_echo, ["e"], backend="ray"))
     assert result.outputs == ["e"]
+
+
+def test_the_drivers_model_request_setting_holds_in_the_workers() -> None:
+    # The workers were started under the suite's OPENPROGRAM_ALLOW_MODEL_REQUESTS=0 ...
+    with allow_model_requests():
+        assert batch.map(helpers.requests_allowed, [1], backend="ray").outputs == [True]
+    # ... and these under =1: a block around batch.map still reaches them.
+    allowing = {"env_vars": {"PYTHONPATH": str(ROOT), ALLOW_ENV_VAR: "1"}}
+    with block_model_requests():
+        blocked = batch.map(
+            helpers.requests_allowed, [1], backend="ray", ray_options={"runtime_env": allowing}
+        )
+    assert blocked.outputs == [False]
 
 
 def test_the_ray_examples_of_the_batch_docs_run() -> None:

@@ -106,6 +106,8 @@ def test_explain_names_the_layer(capsys: pytest.CaptureFixture[str]) -> None:
         "name": "read_note",
         "offered": True,
         "rejection": None,
+        "registry": "default",
+        "notes": [],
     }
 
 

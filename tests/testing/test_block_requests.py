@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
 
+import openprogram
 from openprogram import Runtime
 from openprogram.exceptions import ConfigurationError, LLMError, ModelRequestsBlocked
 from openprogram.providers import (
@@ -27,6 +32,8 @@ from openprogram.testing import (
     block_model_requests,
     model_requests_allowed,
 )
+
+PACKAGE_ROOT = Path(openprogram.__file__).resolve().parents[1]
 
 
 class _Counter(BaseHTTPRequestHandler):
@@ -150,13 +157,35 @@ def test_runtime_without_a_provider_does_not_start_the_local_model(
 
 
 def test_subprocesses_of_unmarked_tests_are_blocked_too() -> None:
-    import os
-
     assert os.environ[ALLOW_ENV_VAR] == "0"
 
 
 @pytest.mark.model_requests
 def test_subprocesses_of_marked_tests_are_allowed() -> None:
-    import os
-
     assert os.environ[ALLOW_ENV_VAR] == "1"
+
+
+def _child_allowed() -> str:
+    """What a child process started now says about model requests."""
+    code = "from openprogram.testing import model_requests_allowed; print(model_requests_allowed())"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    return done.stdout.strip()
+
+
+def test_a_child_process_started_inside_a_block_inherits_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PYTHONPATH", str(PACKAGE_ROOT))  # the child imports this checkout
+    monkeypatch.setenv(ALLOW_ENV_VAR, "1")
+    with block_model_requests():
+        assert _child_allowed() == "False"
+        with allow_model_requests():
+            assert _child_allowed() == "True"
+        assert _child_allowed() == "False"
+    assert os.environ[ALLOW_ENV_VAR] == "1"  # the variable is restored ...
+    monkeypatch.delenv(ALLOW_ENV_VAR)
+    with block_model_requests():
+        assert _child_allowed() == "False"
+    assert ALLOW_ENV_VAR not in os.environ  # ... to unset, too

@@ -1,0 +1,20 @@
+"""The subcommands of ``openprogram``, in the order ``openprogram --help`` lists them.
+
+To add one: write ``openprogram/cli/_<name>_cmd.py`` defining a ``Command``
+(see ``_command``), import it here and add it to ``COMMANDS`` (one line each).
+"""
+
+from __future__ import annotations
+
+from openprogram.cli import _mcp_cmd, _run_cmd, _tools_cmd
+from openprogram.cli._command import Command
+
+__all__ = ["COMMANDS"]
+
+COMMANDS: tuple[Command, ...] = (
+    _run_cmd.DEMO,
+    _run_cmd.RUN,
+    _tools_cmd.TOOLS,
+    _mcp_cmd.MCP,
+)
+"""Every subcommand; the parser and ``main`` know nothing else."""
