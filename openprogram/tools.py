@@ -68,7 +68,7 @@ R = TypeVar("R", default=Any)
 class Tool(Generic[P, R]):
     """A named, described, gated callable the model can pick.
 
-    Construct with keyword arguments (see ARCHITECTURE §3), or get one from
+    Construct with keyword arguments (see ``docs/design.md``), or get one from
     ``@function``, ``Tool.from_function`` or ``to_tool``. ``parameters`` and
     ``description`` of function tools are derived lazily on first access.
 

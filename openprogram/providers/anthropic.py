@@ -139,7 +139,7 @@ class AnthropicProvider(HttpProvider):
 
 
 def anthropic_tool_choice(choice: ToolChoice, parallel: bool) -> dict[str, Any]:
-    """``tool_choice`` (ARCHITECTURE §10 table, Anthropic column)."""
+    """``tool_choice`` (the Anthropic column of the table in ``docs/providers.md``)."""
     name = forced_tool_name(choice)
     out: dict[str, Any]
     if name is not None:

@@ -165,7 +165,7 @@ def _retry_delay(body: bytes) -> float | None:
 
 
 def gemini_tool_choice(choice: ToolChoice) -> dict[str, Any]:
-    """``functionCallingConfig`` (ARCHITECTURE §10 table, Gemini column)."""
+    """``functionCallingConfig`` (the Gemini column of the table in ``docs/providers.md``)."""
     name = forced_tool_name(choice)
     if name is not None:
         return {"mode": "ANY", "allowedFunctionNames": [name]}
