@@ -5,8 +5,11 @@ functions into tools; ``Runtime.exec`` runs the tool-calling loop against a
 model provider; an agentic function's body calls ``runtime.exec`` again and
 inherits its caller's tool menu. See the README and ``docs/``.
 
-Provider classes (``OpenAIProvider`` …) are importable from here too; they
-load on first access so that ``import openprogram`` stays light.
+``import openprogram`` loads what defining tools needs (the decorators, the
+registry, the exceptions). The names that run them (``Runtime``, the gates,
+the messages, the provider classes) load the first time they are used, since
+they bring asyncio (and with it ``ssl``) and the model wires; see
+``docs/design.md``.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from openprogram.budget import Budget, BudgetUsage
-from openprogram.context import get_current_runtime
+from openprogram.context import get_current_runtime, set_default_runtime
 from openprogram.decorators import AgenticFunction, agentic_function, function
 from openprogram.exceptions import (
     BudgetExceeded,
@@ -35,22 +38,21 @@ from openprogram.exceptions import (
     UserError,
     ValidationFailedError,
 )
-from openprogram.gates import GateContext, Policy, Rejection, Resolution, explain, resolve
-from openprogram.messages import (
-    AssistantMessage,
-    ImageContent,
-    TextContent,
-    ThinkingContent,
-    ToolCall,
-    ToolResultMessage,
-    Usage,
-    UserMessage,
-)
 from openprogram.registry import LazyTool, Registry, default_registry
-from openprogram.runtime import RunResult, Runtime, run_tools, run_tools_sync, set_default_runtime
 from openprogram.tools import Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
+    from openprogram.gates import GateContext, Policy, Rejection, Resolution, explain, resolve
+    from openprogram.messages import (
+        AssistantMessage,
+        ImageContent,
+        TextContent,
+        ThinkingContent,
+        ToolCall,
+        ToolResultMessage,
+        Usage,
+        UserMessage,
+    )
     from openprogram.providers import (
         AnthropicProvider,
         BedrockProvider,
@@ -60,6 +62,7 @@ if TYPE_CHECKING:
         OpenAIProvider,
         OpenAIResponsesProvider,
     )
+    from openprogram.runtime import RunResult, Runtime, run_tools, run_tools_sync
 
 __version__ = "0.1.0"
 
@@ -122,17 +125,41 @@ __all__ = [
 
 _LAZY = {
     "AnthropicProvider": "openprogram.providers",
+    "AssistantMessage": "openprogram.messages",
     "BedrockProvider": "openprogram.providers",
     "FallbackProvider": "openprogram.providers",
+    "GateContext": "openprogram.gates",
     "GeminiProvider": "openprogram.providers",
+    "ImageContent": "openprogram.messages",
     "LocalProvider": "openprogram.providers",
     "OpenAIProvider": "openprogram.providers",
     "OpenAIResponsesProvider": "openprogram.providers",
+    "Policy": "openprogram.gates",
+    "Rejection": "openprogram.gates",
+    "Resolution": "openprogram.gates",
+    "RunResult": "openprogram.runtime",
+    "Runtime": "openprogram.runtime",
+    "TextContent": "openprogram.messages",
+    "ThinkingContent": "openprogram.messages",
+    "ToolCall": "openprogram.messages",
+    "ToolResultMessage": "openprogram.messages",
+    "Usage": "openprogram.messages",
+    "UserMessage": "openprogram.messages",
+    "explain": "openprogram.gates",
+    "resolve": "openprogram.gates",
+    "run_tools": "openprogram.runtime",
+    "run_tools_sync": "openprogram.runtime",
 }
+"""Names loaded on first use, and the module each comes from."""
+
+_SUBPACKAGES = frozenset({"events", "gates", "messages", "providers", "runtime", "structured"})
+"""Modules ``import openprogram`` used to load, still reachable as attributes once asked for."""
 
 
 def __getattr__(name: str) -> Any:
-    # Provider classes pull in httpx; load them only when asked for.
+    # Loaded on first use for import cost (asyncio, ssl, httpx, the wires): see _LAZY.
+    if name in _SUBPACKAGES:
+        return importlib.import_module(f"openprogram.{name}")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'openprogram' has no attribute {name!r}")

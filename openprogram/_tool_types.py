@@ -14,8 +14,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-import pydantic_core
-
 if TYPE_CHECKING:  # the runtime imports this module: a runtime import would be a cycle
     from openprogram.runtime import Runtime
 
@@ -88,6 +86,9 @@ def result_text(value: Any, limit: int | None = None) -> str:
     elif value is None:
         text = ""
     else:
+        # pydantic_core loads with the first non-string result, not at ``import openprogram``
+        import pydantic_core  # noqa: PLC0415 - deferred for import cost
+
         try:
             raw = pydantic_core.to_json(value, fallback=str)
         except (TypeError, ValueError, pydantic_core.PydanticSerializationError):

@@ -12,6 +12,7 @@ for the type checker only, and knows the scope as an opaque object.
 
 from __future__ import annotations
 
+import importlib
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -105,6 +106,10 @@ def set_default_runtime_factory(factory: Callable[[], Any]) -> None:
 
 def get_default_runtime() -> Any:
     """The default runtime, created on first use from the factory (``None`` if there is none)."""
+    if _default.factory is None and _default.runtime is None:
+        # ``import openprogram`` leaves the runtime unloaded (import cost: asyncio, ssl);
+        # loading it installs the factory. Above this module in the import graph, so by name.
+        importlib.import_module("openprogram.runtime")
     with _default.lock:
         if _default.runtime is None and _default.factory is not None:
             _default.runtime = _default.factory()

@@ -1,4 +1,4 @@
-"""Next-step decisions: the model's closing reply picks one option (seed 000).
+"""Next-step decisions: the model's closing reply picks one option.
 
 ``runtime.exec(prompt, choices=options)`` lets the model work first (tools as
 usual); its final reply must end with ``{"call": name, "args": {...}}``

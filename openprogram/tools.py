@@ -10,19 +10,16 @@ failures: bad arguments, exceptions and timeouts come back as
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import inspect
 import json
 import time
 import weakref
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic, Literal, TypeAlias, cast
 
 from typing_extensions import ParamSpec, TypeVar
 
-from openprogram import _threads
 from openprogram._tool_types import (
     TOOL_NAME_PATTERN,
     ToolContext,
@@ -32,7 +29,7 @@ from openprogram._tool_types import (
     truncate,
 )
 from openprogram.context import resolve_runtime, use_current_frame
-from openprogram.exceptions import ToolError, UserError
+from openprogram.exceptions import UserError
 from openprogram.schema import ArgumentsError, FunctionSchema, derive_schema, json_schema_violations
 
 __all__ = [
@@ -71,7 +68,7 @@ R = TypeVar("R", default=Any)
 class Tool(Generic[P, R]):
     """A named, described, gated callable the model can pick.
 
-    Construct with keyword arguments (see ARCHITECTURE §3), or get one from
+    Construct with keyword arguments (see ``docs/design.md``), or get one from
     ``@function``, ``Tool.from_function`` or ``to_tool``. ``parameters`` and
     ``description`` of function tools are derived lazily on first access.
 
@@ -268,6 +265,10 @@ class Tool(Generic[P, R]):
             args: The arguments the model supplied (a JSON object).
             context: Call context; a fresh one is made when omitted.
         """
+        # The body runner needs asyncio (and with it ssl and socket): it loads on the first
+        # call of a tool, not at ``import openprogram``.
+        from openprogram import _tool_body  # noqa: PLC0415 - deferred for import cost
+
         context = context if context is not None else ToolContext(tool_name=self.name)
         key = self._cache_key(args)
         if key is not None and (hit := self._cache_get(key)) is not None:
@@ -282,24 +283,15 @@ class Tool(Generic[P, R]):
                 violations=tuple(exc.violations),
             )
         except Exception as exc:  # noqa: BLE001 - a broken schema/validator fails this call, not the run
-            return self._failed(exc)
-        try:
-            result = await self._invoke(validated, context)
-        except ToolError as exc:
-            text = truncate(str(exc), self.max_result_chars)
-            return ToolResult(content=text, is_error=True, error_kind="tool_error")
-        except _BodyRaised as exc:  # the body's own SystemExit or TimeoutError
-            return self._failed(exc.error)
-        except TimeoutError:  # the body's own are wrapped: this is our timeout firing
-            context.cancel.set()
-            return ToolResult(
-                content=f"Tool {self.name!r} timed out after {self.timeout:g} s and was abandoned. "
-                "Try simpler arguments or another approach.",
-                is_error=True,
-                error_kind="timeout",
-            )
-        except Exception as exc:  # noqa: BLE001 - any body failure becomes an error result
-            return self._failed(exc)
+            return _tool_body.failed(self, exc)
+        # A tool body is not part of the agentic function whose model called it: execs in
+        # it (and in threads it starts) get no agentic system prompt, unless the tool is an
+        # agentic function itself, whose call sets its own frame.
+        with use_current_frame(None):
+            if self._schema is not None and self._execute is None:
+                result = await _tool_body.run_function(self, self._schema, validated, context)
+            else:
+                result = await _tool_body.run_execute(self, self._execute, validated, context)
         if key is not None:
             self._cache_put(key, result)
         return result
@@ -325,57 +317,6 @@ class Tool(Generic[P, R]):
         if violations:
             raise ArgumentsError(violations)
         return dict(args)
-
-    async def _invoke(self, validated: dict[str, Any], context: ToolContext) -> ToolResult:
-        # A tool body is not part of the agentic function whose model called it: execs in
-        # it (and in threads it starts) get no agentic system prompt, unless the tool is an
-        # agentic function itself, whose call sets its own frame.
-        with use_current_frame(None):
-            if self._schema is not None and self._execute is None:
-                return await self._run_function(self._schema, validated, context)
-            return await self._run_execute(validated, context)
-
-    async def _run_function(
-        self, schema: FunctionSchema, kwargs: dict[str, Any], context: ToolContext
-    ) -> ToolResult:
-        if schema.runtime_param is not None:
-            kwargs[schema.runtime_param] = context.runtime or resolve_runtime()
-        if schema.context_param is not None:
-            kwargs[schema.context_param] = context
-        fn: Callable[..., Any] | None = self.fn  # called with the validated keywords
-        assert fn is not None  # a schema always comes from a function
-        if schema.is_async:
-            value = await asyncio.wait_for(_guarded_coro(fn(**kwargs)), self.timeout)
-        else:
-            body = _threads.run_in_thread(_guarded(fn), **kwargs)
-            value = await asyncio.wait_for(body, self.timeout)
-        return self._ok(value)
-
-    async def _run_execute(self, args: dict[str, Any], context: ToolContext) -> ToolResult:
-        execute = self._execute
-        if execute is None:
-            raise TypeError(f"tool {self.name!r} has no execute callable")
-        call_args: tuple[Any, ...] = (args, context) if _accepts_context(execute) else (args,)
-        if inspect.iscoroutinefunction(execute):
-            value = await asyncio.wait_for(_guarded_coro(execute(*call_args)), self.timeout)
-        else:
-            value = await asyncio.wait_for(
-                _threads.run_in_thread(_guarded(execute), *call_args), self.timeout
-            )
-            if inspect.isawaitable(value):
-                value = await asyncio.wait_for(_guarded_coro(value), self.timeout)
-        if isinstance(value, ToolResult):
-            return replace(value, content=truncate(value.content, self.max_result_chars))
-        return self._ok(value)
-
-    def _failed(self, exc: BaseException) -> ToolResult:
-        text = f"Tool {self.name!r} failed: {type(exc).__name__}: {exc}"
-        return ToolResult(
-            content=truncate(text, self.max_result_chars), is_error=True, error_kind="exception"
-        )
-
-    def _ok(self, value: Any) -> ToolResult:
-        return ToolResult(content=result_text(value, self.max_result_chars), value=value)
 
     def _invalid_args_text(self, violations: Sequence[str]) -> str:
         lines = "\n".join(f"- {v}" for v in violations)
@@ -505,44 +446,3 @@ def _origin_of(fn: Callable[..., Any] | None) -> str | None:
     module = getattr(fn, "__module__", None) or "?"
     qualname = getattr(fn, "__qualname__", None) or repr(fn)
     return f"{module}.{qualname}"
-
-
-def _accepts_context(execute: Callable[..., Any]) -> bool:
-    try:
-        params = inspect.signature(execute).parameters.values()
-    except (TypeError, ValueError):  # builtins without signatures take the args only
-        return False
-    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    return len(positional) >= 2 or any(p.kind is p.VAR_POSITIONAL for p in params)
-
-
-class _BodyRaised(Exception):
-    """Carries an exception the tool body raised itself past our own handling of that type.
-
-    ``SystemExit`` (any ``argparse`` error) would end the whole program, and
-    inside an asyncio task on Python 3.11 escapes the event loop; a body's own
-    ``TimeoutError`` (a socket timeout, a nested exec's ``timeout_s``) would be
-    mistaken for the tool's ``timeout`` expiring. Wrapped where the body runs,
-    both become this tool's error result.
-    """
-
-    def __init__(self, error: BaseException) -> None:
-        super().__init__(str(error))
-        self.error = error
-
-
-def _guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
-    def run(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except (SystemExit, TimeoutError) as exc:
-            raise _BodyRaised(exc) from exc
-
-    return run
-
-
-async def _guarded_coro(value: Awaitable[Any]) -> Any:
-    try:
-        return await value
-    except (SystemExit, TimeoutError) as exc:
-        raise _BodyRaised(exc) from exc

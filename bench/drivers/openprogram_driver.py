@@ -1,4 +1,4 @@
-"""openprogram, through its contract API only (ARCHITECTURE.md §3, §5, §8, §11).
+"""openprogram, through its public API only (docs/api.md).
 
 APIs used: ``openprogram.function`` (decoration derives the schema and
 registers the tool), ``Tool.execute`` (validate + run, returns a

@@ -1,6 +1,6 @@
 """Gating: which tools an exec offers the model, which it only lists, and why the rest are hidden.
 
-Layers (ARCHITECTURE §7), each a pure function ``(tool, GateInput) -> PASS | Rejection``
+Layers (see ``docs/gates.md``), each a pure function ``(tool, GateInput) -> PASS | Rejection``
 in its own module; their evaluation order and its reasons live in ``_layers``:
 
 ==================  ===========================================  ================

@@ -28,24 +28,30 @@ from openprogram.messages import (
     ThinkingContent,
     ToolCall,
     ToolResultMessage,
-    Usage,
     UserMessage,
 )
 from openprogram.providers._eventstream import EventStreamMessage
 from openprogram.providers._http import is_context_length
 from openprogram.providers._http_provider import StreamParser
 from openprogram.providers._reply import ReplyBuilder
-from openprogram.providers._wire import forced_tool_name, load_json, tool_parameters
+from openprogram.providers._turns import merged_turns
+from openprogram.providers._wire import (
+    CacheUsageKeys,
+    forced_tool_name,
+    load_json,
+    tool_parameters,
+    usage_with_cache,
+)
 from openprogram.providers.base import ProviderEvent, ProviderRequest, ToolSpec
 
 __all__ = [
+    "CONVERSE_USAGE",
     "ERRORS",
     "NO_TOOL_INSTRUCTION",
     "STOP",
     "BedrockStream",
     "apply_none",
     "bedrock_messages",
-    "bedrock_usage",
     "tool_config",
     "whole_block",
 ]
@@ -148,21 +154,12 @@ def _history_tool_names(messages: Sequence[Message]) -> list[str]:
 
 def bedrock_messages(messages: Sequence[Message], model: str) -> list[dict[str, Any]]:
     """Converse ``messages``; consecutive same-role turns merged."""
-    out: list[dict[str, Any]] = []
-    for message in messages:
-        if isinstance(message, UserMessage):
-            role, blocks = "user", _user_blocks(message)
-        elif isinstance(message, ToolResultMessage):
-            role, blocks = "user", [_tool_result(message, model)]
-        else:
-            role, blocks = "assistant", _assistant_blocks(message)
-        if not blocks:
-            continue
-        if out and out[-1]["role"] == role:
-            out[-1]["content"].extend(blocks)
-        else:
-            out.append({"role": role, "content": blocks})
-    return out
+    return merged_turns(
+        messages,
+        user=_user_blocks,
+        tool_result=lambda result: _tool_result(result, model),
+        assistant=_assistant_blocks,
+    )
 
 
 def _user_blocks(message: UserMessage) -> list[dict[str, Any]]:
@@ -223,15 +220,13 @@ def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
 # -- response mapping ----------------------------------------------------------------------
 
 
-def bedrock_usage(data: Mapping[str, Any]) -> Usage:
-    """Usage; cache reads and writes are counted apart from ``inputTokens``."""
-    read = int(data.get("cacheReadInputTokens") or 0)
-    written = int(data.get("cacheWriteInputTokens") or 0)
-    return Usage(
-        input_tokens=int(data.get("inputTokens") or 0) + read + written,
-        output_tokens=int(data.get("outputTokens") or 0),
-        cached_tokens=read,
-    )
+CONVERSE_USAGE = CacheUsageKeys(
+    input="inputTokens",
+    output="outputTokens",
+    cache_read="cacheReadInputTokens",
+    cache_write="cacheWriteInputTokens",
+)
+"""Converse counts cache reads and writes apart from ``inputTokens``."""
 
 
 def whole_block(b: ReplyBuilder, index: int, block: Mapping[str, Any]) -> None:
@@ -308,6 +303,6 @@ class BedrockStream(StreamParser):
         elif name == "messageStop":
             b.finish(STOP.get(str(data.get("stopReason")), "stop"))
         elif name == "metadata":
-            b.usage = bedrock_usage(data.get("usage") or {})
+            b.usage = usage_with_cache(data.get("usage") or {}, CONVERSE_USAGE)
             self.done = True
         return None

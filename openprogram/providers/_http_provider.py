@@ -330,7 +330,7 @@ class HttpProvider:
         return key
 
     def _env_key(self) -> str | None:
-        # Read at request time, never at construction or import (ARCHITECTURE §13).
+        # Read at request time, never at construction or import (nothing happens at import).
         return os.environ.get(self._key_env) if self._key_env else None
 
     # -- one attempt ---------------------------------------------------------------------

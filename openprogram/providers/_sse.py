@@ -1,4 +1,4 @@
-"""Incremental Server-Sent Events parser (WHATWG HTML "server-sent events" §9.2).
+"""Incremental Server-Sent Events parser (the WHATWG HTML standard, section 9.2).
 
 Bytes arrive in arbitrary pieces: a multi-byte UTF-8 character, a ``\\r\\n``
 pair or a field name may be split across two reads. ``SSEDecoder.feed`` keeps

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from openprogram.exceptions import LLMError, UserError
@@ -17,6 +17,7 @@ from openprogram.messages import (
     TextContent,
     ThinkingContent,
     ToolCall,
+    Usage,
 )
 from openprogram.providers._http import event_error
 from openprogram.providers._json import loads
@@ -33,6 +34,7 @@ from openprogram.providers.base import (
 
 __all__ = [
     "EXCERPT_CHARS",
+    "CacheUsageKeys",
     "call_meta",
     "data_url",
     "excerpt",
@@ -47,6 +49,7 @@ __all__ = [
     "shape_error",
     "tool_parameters",
     "undo_strict",
+    "usage_with_cache",
 ]
 
 _NAME_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
@@ -234,3 +237,33 @@ def merged_body(body: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any
         else:
             body[key] = value
     return body
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CacheUsageKeys:
+    """Where a wire that counts prompt-cache tokens apart from its input tokens puts each count."""
+
+    input: str
+    """Prompt tokens neither read from nor written to the cache."""
+    output: str
+    """Generated tokens."""
+    cache_read: str
+    """Prompt tokens read from the cache."""
+    cache_write: str
+    """Prompt tokens written to the cache."""
+
+
+def usage_with_cache(data: Mapping[str, Any], keys: CacheUsageKeys) -> Usage:
+    """``Usage`` of a wire that counts cache reads and writes apart from its input tokens.
+
+    ``Usage.input_tokens`` is the whole prompt, so both are added back;
+    ``Usage.cached_tokens`` is the part read from the cache. A missing or
+    ``null`` count is 0.
+    """
+    read = int(data.get(keys.cache_read) or 0)
+    written = int(data.get(keys.cache_write) or 0)
+    return Usage(
+        input_tokens=int(data.get(keys.input) or 0) + read + written,
+        output_tokens=int(data.get(keys.output) or 0),
+        cached_tokens=read,
+    )

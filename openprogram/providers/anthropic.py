@@ -24,19 +24,21 @@ from openprogram.messages import (
     ThinkingContent,
     ToolCall,
     ToolResultMessage,
-    Usage,
     UserMessage,
 )
 from openprogram.providers._http import event_error
 from openprogram.providers._http_provider import Decoder, HttpOptions, HttpProvider, StreamParser
 from openprogram.providers._reply import ReplyBuilder
 from openprogram.providers._sse import SSEDecoder, SSEEvent
+from openprogram.providers._turns import merged_turns
 from openprogram.providers._wire import (
+    CacheUsageKeys,
     forced_tool_name,
     load_json,
     no_seed,
     shape_error,
     tool_parameters,
+    usage_with_cache,
 )
 from openprogram.providers.base import ProviderEvent, ProviderRequest, ToolChoice
 
@@ -137,7 +139,7 @@ class AnthropicProvider(HttpProvider):
 
 
 def anthropic_tool_choice(choice: ToolChoice, parallel: bool) -> dict[str, Any]:
-    """``tool_choice`` (ARCHITECTURE §10 table, Anthropic column)."""
+    """``tool_choice`` (the Anthropic column of the table in ``docs/providers.md``)."""
     name = forced_tool_name(choice)
     out: dict[str, Any]
     if name is not None:
@@ -155,20 +157,9 @@ def anthropic_tool_choice(choice: ToolChoice, parallel: bool) -> dict[str, Any]:
 
 def anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     """The ``messages`` array; consecutive same-role turns merge (tool results first)."""
-    out: list[dict[str, Any]] = []
-    for message in messages:
-        if isinstance(message, UserMessage):
-            role, blocks = "user", _user_blocks(message)
-        elif isinstance(message, ToolResultMessage):
-            role, blocks = "user", [_tool_result(message)]
-        else:
-            role, blocks = "assistant", _assistant_blocks(message)
-        if not blocks:
-            continue  # an empty assistant turn (e.g. cut before any text) is not sendable
-        if out and out[-1]["role"] == role:
-            out[-1]["content"].extend(blocks)
-        else:
-            out.append({"role": role, "content": blocks})
+    out = merged_turns(
+        messages, user=_user_blocks, tool_result=_tool_result, assistant=_assistant_blocks
+    )
     for turn in out:
         # A user turn must open with its tool_result blocks.
         turn["content"].sort(key=lambda b: b.get("type") != "tool_result")
@@ -226,15 +217,13 @@ def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
     return blocks
 
 
-def anthropic_usage(data: Mapping[str, Any]) -> Usage:
-    """Usage; Anthropic counts cache reads and writes apart from ``input_tokens``."""
-    read = int(data.get("cache_read_input_tokens") or 0)
-    written = int(data.get("cache_creation_input_tokens") or 0)
-    return Usage(
-        input_tokens=int(data.get("input_tokens") or 0) + read + written,
-        output_tokens=int(data.get("output_tokens") or 0),
-        cached_tokens=read,
-    )
+ANTHROPIC_USAGE = CacheUsageKeys(
+    input="input_tokens",
+    output="output_tokens",
+    cache_read="cache_read_input_tokens",
+    cache_write="cache_creation_input_tokens",
+)
+"""Anthropic counts cache reads and writes apart from ``input_tokens``."""
 
 
 def _raise_if_error(data: Any) -> None:
@@ -250,7 +239,7 @@ def parse_message(data: Any) -> AssistantMessage:
         raise shape_error("content", data)
     builder = ReplyBuilder()
     builder.model = data.get("model")
-    builder.usage = anthropic_usage(data.get("usage") or {})
+    builder.usage = usage_with_cache(data.get("usage") or {}, ANTHROPIC_USAGE)
     for index, block in enumerate(data["content"]):
         _start_block(builder, index, block, whole=True)
     builder.finish(_STOP.get(data.get("stop_reason") or "end_turn", "stop"))
@@ -329,4 +318,4 @@ class AnthropicStream(StreamParser):
     def _add_usage(self, usage: Any) -> None:
         if isinstance(usage, dict):
             self._usage.update({k: v for k, v in usage.items() if v is not None})
-            self.builder.usage = anthropic_usage(self._usage)
+            self.builder.usage = usage_with_cache(self._usage, ANTHROPIC_USAGE)

@@ -31,13 +31,13 @@ import httpx
 from openprogram.exceptions import ConfigurationError, LLMError, LLMErrorReason, UserError
 from openprogram.messages import AssistantMessage
 from openprogram.providers._converse import (
+    CONVERSE_USAGE,
     ERRORS,
     NO_TOOL_INSTRUCTION,
     STOP,
     BedrockStream,
     apply_none,
     bedrock_messages,
-    bedrock_usage,
     tool_config,
     whole_block,
 )
@@ -46,7 +46,7 @@ from openprogram.providers._http import error_fields, is_context_length, retry_a
 from openprogram.providers._http_provider import Decoder, HttpOptions, HttpProvider, StreamParser
 from openprogram.providers._reply import ReplyBuilder
 from openprogram.providers._sigv4 import AwsCredentials, credentials_from_env, sign
-from openprogram.providers._wire import no_seed
+from openprogram.providers._wire import no_seed, usage_with_cache
 from openprogram.providers.base import ProviderRequest
 
 __all__ = ["NO_TOOL_INSTRUCTION", "BedrockProvider"]
@@ -211,7 +211,7 @@ class BedrockProvider(HttpProvider):
             message = (data.get("output") or {}).get("message") or {}
             for index, block in enumerate(message.get("content") or []):
                 whole_block(builder, index, block)
-            builder.usage = bedrock_usage(data.get("usage") or {})
+            builder.usage = usage_with_cache(data.get("usage") or {}, CONVERSE_USAGE)
             builder.finish(STOP.get(str(data.get("stopReason")), "stop"))
         return builder.build()
 

@@ -44,6 +44,7 @@ from openprogram.providers._http_provider import Decoder, HttpProvider, StreamPa
 from openprogram.providers._reply import ReplyBuilder
 from openprogram.providers._schema import gemini_schema
 from openprogram.providers._sse import SSEDecoder, SSEEvent
+from openprogram.providers._turns import merged_turns
 from openprogram.providers._wire import call_meta, forced_tool_name, load_json, tool_parameters
 from openprogram.providers.base import ProviderEvent, ProviderRequest, ToolChoice
 
@@ -164,7 +165,7 @@ def _retry_delay(body: bytes) -> float | None:
 
 
 def gemini_tool_choice(choice: ToolChoice) -> dict[str, Any]:
-    """``functionCallingConfig`` (ARCHITECTURE §10 table, Gemini column)."""
+    """``functionCallingConfig`` (the Gemini column of the table in ``docs/providers.md``)."""
     name = forced_tool_name(choice)
     if name is not None:
         return {"mode": "ANY", "allowedFunctionNames": [name]}
@@ -182,21 +183,14 @@ def _declaration(spec: Mapping[str, Any]) -> dict[str, Any]:
 def gemini_contents(messages: Sequence[Message]) -> list[dict[str, Any]]:
     """``contents``: user/model turns, consecutive same-role turns merged."""
     metas = call_meta(messages)
-    out: list[dict[str, Any]] = []
-    for message in messages:
-        if isinstance(message, UserMessage):
-            role, parts = "user", _user_parts(message)
-        elif isinstance(message, ToolResultMessage):
-            role, parts = "user", [_function_response(message, metas.get(message.call_id, {}))]
-        else:
-            role, parts = "model", _model_parts(message)
-        if not parts:
-            continue
-        if out and out[-1]["role"] == role:
-            out[-1]["parts"].extend(parts)
-        else:
-            out.append({"role": role, "parts": parts})
-    return out
+    return merged_turns(
+        messages,
+        user=_user_parts,
+        tool_result=lambda result: _function_response(result, metas.get(result.call_id, {})),
+        assistant=_model_parts,
+        assistant_role="model",
+        blocks_key="parts",
+    )
 
 
 def _user_parts(message: UserMessage) -> list[dict[str, Any]]:

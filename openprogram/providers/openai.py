@@ -192,7 +192,7 @@ class OpenAIProvider(OpenAIAuthProvider):
 
 
 def chat_tool_choice(choice: ToolChoice) -> Any:
-    """The ``tool_choice`` field (ARCHITECTURE §10 table, OpenAI chat column)."""
+    """The ``tool_choice`` field (the OpenAI chat column of the table in ``docs/providers.md``)."""
     name = forced_tool_name(choice)
     if name is not None:
         return {"type": "function", "function": {"name": name}}

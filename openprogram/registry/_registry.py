@@ -12,12 +12,14 @@ import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from importlib import metadata
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from openprogram.exceptions import UserError
 from openprogram.registry._lazy import TARGET_PATTERN, LazyTool
 from openprogram.tools import Tool, ToolLike, to_tool
+
+if TYPE_CHECKING:
+    from importlib import metadata
 
 __all__ = ["Registry", "RegistrySnapshot", "default_registry"]
 
@@ -323,6 +325,10 @@ def _duplicate_message(existing: Tool, new: Tool) -> str:
 
 
 def _entry_points(group: str) -> list[metadata.EntryPoint]:
+    # importlib.metadata (and the email parser it brings) loads when entry points are
+    # asked for, not at ``import openprogram``.
+    from importlib import metadata  # noqa: PLC0415 - deferred for import cost
+
     seen: set[tuple[str, str]] = set()
     found: list[metadata.EntryPoint] = []
     # The same distribution on sys.path twice lists its entry points twice: keep one.

@@ -17,8 +17,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import pydantic_core
-
 __all__ = ["NO_DEFAULT", "FieldSpec", "fast_json_schema", "finish"]
 
 NO_DEFAULT: Any = object()
@@ -124,6 +122,9 @@ def finish(schema: dict[str, Any], fields: Sequence[FieldSpec]) -> dict[str, Any
 
 def _jsonable(value: Any) -> Any:
     """``value`` as JSON data, or ``_NO_JSON`` when it has none (no default is shown then)."""
+    # pydantic_core loads with the first default shown, not at ``import openprogram``
+    import pydantic_core  # noqa: PLC0415 - deferred for import cost
+
     try:
         out = pydantic_core.to_jsonable_python(value)
     except (TypeError, ValueError, pydantic_core.PydanticSerializationError):

@@ -24,9 +24,10 @@ import enum
 import threading
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic_core import PydanticCustomError, SchemaValidator, core_schema
+if TYPE_CHECKING:
+    from pydantic_core import SchemaValidator
 
 __all__ = ["exact_literals", "exact_model_validator", "exact_validator"]
 
@@ -53,6 +54,9 @@ def exact_validator(schema: Any, config: Any = None) -> SchemaValidator | None:
     exact = exact_literals(schema, rebuilt)
     if exact is schema:
         return None
+    # pydantic_core loads when a validator is built, not at ``import openprogram``
+    from pydantic_core import SchemaValidator  # noqa: PLC0415 - deferred for import cost
+
     with _building:
         # pydantic-core reuses a complete model's (or pydantic dataclass's) own validator
         # for its node, which would bring the inexact literals back: for the moment the
@@ -127,6 +131,8 @@ def _exact(node: dict[str, Any], expected: Sequence[Any], error: str) -> dict[st
     members = {_key(value): value for value in reversed(expected)}  # the first one wins
     shown = _either([_json(value) for value in expected])
     check = _matcher(members, shown, error)
+    from pydantic_core import core_schema  # noqa: PLC0415 - deferred for import cost
+
     replaced: dict[str, Any] = dict(core_schema.no_info_plain_validator_function(check))
     if "ref" in node:  # a named literal may be referred to from elsewhere
         replaced["ref"] = node["ref"]
@@ -147,6 +153,8 @@ def _plain_lookup(cls: Any) -> bool:
 
 
 def _matcher(members: dict[tuple[str, Any], Any], shown: str, error: str) -> Callable[[Any], Any]:
+    from pydantic_core import PydanticCustomError  # noqa: PLC0415 - deferred for import cost
+
     def check(value: Any) -> Any:
         try:
             return members[_key(value)]

@@ -41,12 +41,12 @@ import types
 import typing
 from collections import abc
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeAlias, TypeVar
-
-import pydantic_core
-from pydantic_core import ValidationError
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from openprogram.schema._errors import format_path, pydantic_violations, real_path
+
+if TYPE_CHECKING:
+    from pydantic_core import ValidationError
 
 __all__ = ["JSONViolations", "duplicate_check", "validate_strict"]
 
@@ -82,6 +82,10 @@ def validate_strict(
     Raises:
         JSONViolations: Every problem as ``"path: message"``.
     """
+    # pydantic_core loads when arguments are first validated, not at ``import openprogram``
+    import pydantic_core  # noqa: PLC0415 - deferred for import cost
+    from pydantic_core import ValidationError  # noqa: PLC0415 - deferred for import cost
+
     try:
         return validate_json(pydantic_core.to_json(value), strict=True)
     except (ValidationError, pydantic_core.PydanticSerializationError):
@@ -140,6 +144,8 @@ def _lax(
     The other errors stand; where a before-validator returned the JSON form (a date
     as a string, an array as a list), lax mode reads it as JSON mode would have.
     """
+    from pydantic_core import ValidationError  # noqa: PLC0415 - deferred for import cost
+
     real = [err for err in errors if not _python_side(err)]
     try:
         result = validate_json(_dumps(value), strict=False)
@@ -153,6 +159,8 @@ def _lax(
 
 
 def _via_json(validate_json: Callable[..., T], value: Any) -> T:
+    from pydantic_core import ValidationError  # noqa: PLC0415 - deferred for import cost
+
     try:
         return validate_json(_dumps(value), strict=True)
     except ValidationError as exc:
@@ -166,6 +174,8 @@ class _TooDeep(Exception):
 
 
 def _dumps(value: Any) -> bytes:
+    import pydantic_core  # noqa: PLC0415 - deferred for import cost
+
     try:
         return pydantic_core.to_json(value)
     except pydantic_core.PydanticSerializationError:
@@ -201,6 +211,8 @@ def _not_json(value: Any, path: list[Any]) -> list[str]:
         return [v for key, item in value.items() for v in _not_json(item, [*path, key])]
     if isinstance(value, list | tuple):
         return [v for i, item in enumerate(value) for v in _not_json(item, [*path, i])]
+    import pydantic_core  # noqa: PLC0415 - deferred for import cost
+
     try:
         pydantic_core.to_json(value)
     except pydantic_core.PydanticSerializationError:

@@ -1,4 +1,4 @@
-"""A reference model of the gate layers, written as plain set algebra (ARCHITECTURE §7).
+"""A reference model of the gate layers, written as plain set algebra (docs/gates.md).
 
 It shares no code with ``openprogram.gates``: each layer is restated from the
 table as a predicate, and the offered set is their intersection. The law

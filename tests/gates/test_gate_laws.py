@@ -1,4 +1,4 @@
-"""The gating laws 1-6 of ARCHITECTURE §7 (and law 7's policy algebra) as hypothesis properties.
+"""The gating laws 1-6 of docs/gates.md (and law 7's policy algebra) as hypothesis properties.
 
 Each property draws tools, a policy and an environment with the public
 strategies of ``openprogram.testing.strategies`` and checks the real

@@ -1,4 +1,4 @@
-"""Laws 7 and 8 of ARCHITECTURE §7 through the runtime, with the public strategies.
+"""Laws 7 and 8 of docs/gates.md through the runtime, with the public strategies.
 
 Law 7: an inner exec inherits the outer vetoes (deny, allow cap, source) and
 its own arguments only narrow. Law 8: a call for a name outside the current

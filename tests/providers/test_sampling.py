@@ -1,4 +1,4 @@
-"""``temperature``, ``max_tokens`` and ``seed`` reach each wire's own field (ARCHITECTURE §14).
+"""``temperature``, ``max_tokens`` and ``seed`` reach each wire's own field.
 
 Set on ``Runtime(...)`` or ``exec(...)`` (the exec wins), carried by
 ``ProviderRequest`` and omitted from the body when ``None``. A wire with no

@@ -1,4 +1,4 @@
-"""The SSE parser (WHATWG "Server-sent events", §9.2.6 interpreting an event stream)."""
+"""The SSE parser (WHATWG HTML standard, 9.2.6 "Interpreting an event stream")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Run-tree budgets (ARCHITECTURE §14): one budget for an exec and every exec nested in it."""
+"""Run-tree budgets (docs/budgets.md): one budget for an exec and every exec nested in it."""
 
 from __future__ import annotations
 

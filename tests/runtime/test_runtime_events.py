@@ -1,4 +1,4 @@
-"""Events of §9: names, the run tree, the data policy, guarded observers."""
+"""Trace events: names, the run tree, the data policy, guarded observers."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The executor of seed 003 and §8, inside exec and on its own (run_tools / run_tools_sync)."""
+"""The tool executor, inside exec and on its own (run_tools / run_tools_sync)."""
 
 from __future__ import annotations
 

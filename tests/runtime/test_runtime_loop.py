@@ -1,4 +1,4 @@
-"""The loop of seed 000: termination, cap, stop reasons, steering, follow-ups, tool_choice."""
+"""The tool loop: termination, cap, stop reasons, steering, follow-ups, tool_choice."""
 
 from __future__ import annotations
 

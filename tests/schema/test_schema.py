@@ -1,4 +1,4 @@
-"""Schema derivation: the §4 mapping, hidden parameters, docstrings, errors, validation.
+"""Schema derivation: the type mapping, hidden parameters, docstrings, errors, validation.
 
 Schemas and error texts are compared with snapshot files in tests/snapshots/;
 run with OPENPROGRAM_UPDATE_SNAPSHOTS=1 to rewrite them after a deliberate change.

@@ -2,7 +2,7 @@
 
 Each fault is one scripted HTTP response in a provider's own wire format. A
 *sequence* is what the server answers to successive attempts of one model call.
-``expected`` says what the retry rules (ARCHITECTURE §10) make of a sequence;
+``expected`` says what the retry rules (docs/providers.md) make of a sequence;
 ``run_sequence`` drives a real ``Runtime.exec`` through it and reports what
 happened, so tests and ``bench/reliability/faults.py`` share one definition.
 """

@@ -4,7 +4,7 @@
   whole chain), reprs, logs or events, for every provider, whether the key
   came from ``api_key=`` or the environment, even when the server echoes it.
 - Events carry no argument, result, error or text values unless
-  ``Runtime(trace_payloads=True)`` (ARCHITECTURE §9, seed 001).
+  ``Runtime(trace_payloads=True)`` (the data policy of docs/design.md).
 - A 100 MB tool result costs at most ``max_result_chars`` in the next request,
   and at most one extra copy of itself in memory, none of it kept afterwards.
 """

@@ -54,14 +54,14 @@ class Planner:
         return runtime.exec(city)
 
 
-reveal_type(plan_trip)  # R: openprogram.decorators.AgenticFunction[[str], str]
+reveal_type(plan_trip)  # R: openprogram.decorators._agentic.AgenticFunction[[str], str]
 reveal_type(plan_trip("Paris"))  # R: str
 plan_trip(42)  # E: call-overload
 plan_trip()  # E: call-overload
 reveal_type(plan_trip("Paris", runtime=Runtime("openai:gpt-4o-mini")))  # R: str
 reveal_type(compare("Paris", "Rome", 3))  # R: str
 compare("Paris", "Rome", "three")  # E: call-overload
-reveal_type(itinerary)  # R: openprogram.decorators.AgenticFunction[[city: str, days: int =, runtime: openprogram.runtime._runtime.Runtime | None =], str]  # fmt: skip
+reveal_type(itinerary)  # R: openprogram.decorators._agentic.AgenticFunction[[city: str, days: int =, runtime: openprogram.runtime._runtime.Runtime | None =], str]  # fmt: skip
 reveal_type(itinerary("Paris"))  # R: str
 reveal_type(itinerary(city="Paris", days=2, runtime=None))  # R: str
 itinerary("Paris", "two")  # E: call-overload

@@ -1,8 +1,4 @@
-"""What ``@function`` and ``@agentic_function`` take and give, for type checkers.
-
-``ToolOptions`` and ``AgenticOptions`` declare their keyword options once (the
-decorators also check them at run time). ``ToolDecorator`` and
-``AgenticDecorator`` are what their called forms return.
+"""The signatures type checkers see through the decorators: the runtime parameter hidden.
 
 Callers leave the runtime parameter out, and it is usually last
 (``def plan_trip(destination: str, runtime: Runtime) -> str``). Python's typing
@@ -14,26 +10,33 @@ and defaults included; then: a function whose runtime is required is seen
 without it (its other parameters become positional-only for the checker).
 Any other function keeps its whole signature. A leading runtime stays visible
 on purpose: positional arguments fill parameters in order, so a caller cannot
-leave it out. The overloads of the called forms live here; the bare forms
-repeat them on the decorators (a function's overloads cannot be shared).
+leave it out. The overloads of the called forms (``ToolDecorator`` and
+``AgenticDecorator``, what ``@function(...)`` and ``@agentic_function(...)``
+return) live here; the bare forms repeat them on the decorators (a function's
+overloads cannot be shared).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypedDict, overload
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from typing_extensions import ParamSpec, TypeVar
 
-from openprogram.registry import Registry
-from openprogram.tools import ApprovalRule
-
 if TYPE_CHECKING:
-    from openprogram.decorators import AgenticFunction
+    from openprogram.decorators._agentic import AgenticFunction
     from openprogram.runtime import Runtime
     from openprogram.tools import Tool
 
-__all__ = ["AgenticDecorator", "AgenticOptions", "ToolDecorator", "ToolOptions"]
+__all__ = [
+    "AgenticDecorator",
+    "OptionalRuntime1",
+    "OptionalRuntime2",
+    "OptionalRuntime3",
+    "OptionalRuntime4",
+    "OptionalRuntime5",
+    "ToolDecorator",
+]
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -43,64 +46,6 @@ _A2 = TypeVar("_A2")
 _A3 = TypeVar("_A3")
 _A4 = TypeVar("_A4")
 _A5 = TypeVar("_A5")
-
-
-class ToolOptions(TypedDict, total=False):
-    """Keyword options shared by ``@function`` and ``@agentic_function`` (ARCHITECTURE §3, §5)."""
-
-    name: str
-    """Tool name (default: the function's ``__name__``); ``^[a-zA-Z0-9_-]{1,64}$``."""
-    description: str
-    """Model-facing description (default: the docstring's summary and body)."""
-    parameters: Mapping[str, Any]
-    """A hand-written JSON Schema object used instead of the type hints."""
-    label: str
-    """Human-readable name for UIs and traces."""
-    summary: str
-    """One line for the deferred-tool catalog (default: the description's first line)."""
-    expose: bool
-    """L2: ``False`` keeps it Python-callable but never offered to a model."""
-    toolset: str | Sequence[str]
-    """L2b: preset names this tool belongs to."""
-    unsafe_in: str | Sequence[str]
-    """L3: channel sources where it is hidden."""
-    available_if: bool | Callable[[], object]
-    """L1: evaluated once now; falsy or raising leaves the function undecorated and unregistered."""
-    check_fn: Callable[[], bool]
-    """L4: availability predicate, evaluated at each resolution."""
-    requires_env: str | Sequence[str]
-    """L4: environment variables that must be set."""
-    can_use: Callable[[Any], bool]
-    """L4: ``can_use(GateContext) -> bool``."""
-    defer: bool
-    """L6: listed in a catalog until loaded via ``tool_search``."""
-    requires_approval: ApprovalRule
-    """``True`` or ``callable(args) -> bool | str``: ask the approval hook first."""
-    parallel_safe: bool
-    """``False``: a batch containing it runs sequentially."""
-    timeout: float | None
-    """Seconds per call; expiry is an error result."""
-    max_result_chars: int
-    """Head+tail truncation of the text fed back to the model."""
-    cache: bool
-    """Reuse results of identical calls."""
-    cache_ttl: float | None
-    """Seconds a cached result stays valid (``None``: forever)."""
-    registry: Registry
-    """Where to register (default: ``openprogram.registry.default_registry``)."""
-    register_globally: bool
-    """``False``: register nowhere."""
-
-
-class AgenticOptions(ToolOptions, total=False):
-    """``ToolOptions`` plus what only ``@agentic_function`` takes."""
-
-    as_tool: bool
-    """``False``: never a model tool (not registered, ``expose=False``); still callable."""
-    input: Mapping[str, Mapping[str, Any]]
-    """Per parameter: ``description``, ``options`` (an enum) and ``hidden`` (needs a default)."""
-    system: str | None
-    """System prompt for the ``runtime.exec`` calls made in its body."""
 
 
 # The OptionalRuntimeN protocols capture a whole signature (_P) of a function that is
