@@ -258,8 +258,8 @@ class Runtime:
             **options: ``tools``, ``toolset``, ``tools_source``, ``tools_allow``,
                 ``tools_deny``, ``tool_choice``, ``parallel_tool_calls``,
                 ``max_iterations``, ``timeout_s``, ``model``, ``on_max_iterations``,
-                ``budget``, ``temperature``, ``max_tokens``, ``seed`` (see ``ExecOptions``
-                for each).
+                ``budget``, ``temperature``, ``max_tokens``, ``seed``, ``history`` (the
+                messages the run continues from; see ``ExecOptions`` for each).
 
         Returns:
             The text of the final answer; with ``response_format=`` the validated

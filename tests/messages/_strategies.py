@@ -89,7 +89,7 @@ def everything(value: Any) -> Any:
 
 # -- a fast generator: the same kinds, drawn with random.Random from one seed ---------------
 
-_CHARS = "ab é✓\n\"\\{}"
+_CHARS = 'ab é✓\n"\\{}'
 
 
 def _text(rng: random.Random) -> str:
@@ -154,5 +154,9 @@ def _reply(rng: random.Random) -> AssistantMessage:
 def random_messages(seed: int) -> list[Message]:
     """Up to 6 messages of every kind, drawn from ``seed`` (fast: no strategy machinery)."""
     rng = random.Random(seed)
-    makers = (_user, _reply, lambda r: ToolResultMessage(_text(r), _text(r), _text(r), r.random() < 0.5))
+    makers = (
+        _user,
+        _reply,
+        lambda r: ToolResultMessage(_text(r), _text(r), _text(r), r.random() < 0.5),
+    )
     return [rng.choice(makers)(rng) for _ in range(rng.randrange(7))]

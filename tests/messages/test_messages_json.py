@@ -96,22 +96,46 @@ def _broken(edit: str) -> str:
 @pytest.mark.parametrize(
     ("edit", "error"),
     [
-        ("d['messages'][1]['content'][1]['text'] = 3", "messages[1].content[1].text: expected a string"),
-        ("d['messages'][3]['content'][0]['type'] = 'video'", "messages[3].content[0]: expected a text or image block, got type 'video'"),
-        ("d['messages'][3]['content'][1]['data'] = 'not base64!'", "messages[3].content[1].data: not base64"),
-        ("d['messages'][1]['usage']['output_tokens'] = -1", "messages[1].usage.output_tokens: expected an integer >= 0"),
-        ("d['messages'][1]['stop_reason'] = 'done'", "messages[1].stop_reason: 'done' is not a stop reason"),
+        (
+            "d['messages'][1]['content'][1]['text'] = 3",
+            "messages[1].content[1].text: expected a string",
+        ),
+        (
+            "d['messages'][3]['content'][0]['type'] = 'video'",
+            "messages[3].content[0]: expected a text or image block, got type 'video'",
+        ),
+        (
+            "d['messages'][3]['content'][1]['data'] = 'not base64!'",
+            "messages[3].content[1].data: not base64",
+        ),
+        (
+            "d['messages'][1]['usage']['output_tokens'] = -1",
+            "messages[1].usage.output_tokens: expected an integer >= 0",
+        ),
+        (
+            "d['messages'][1]['stop_reason'] = 'done'",
+            "messages[1].stop_reason: 'done' is not a stop reason",
+        ),
         ("d['messages'][2]['is_eror'] = True", "messages[2].is_eror: unknown field"),
         ("d['messages'][2]['is_error'] = 'yes'", "messages[2].is_error: expected true or false"),
-        ("d['messages'][0]['role'] = 'system'", "messages[0].role: expected 'user', 'assistant' or 'tool'"),
-        ("d['messages'][1]['content'][2]['arguments'] = [2, 3]", "messages[1].content[2].arguments: expected an object"),
-        ("d['messages'][1]['content'][0]['provider_meta'] = 'sig'", "messages[1].content[0].provider_meta: expected an object"),
+        (
+            "d['messages'][0]['role'] = 'system'",
+            "messages[0].role: expected 'user', 'assistant' or 'tool'",
+        ),
+        (
+            "d['messages'][1]['content'][2]['arguments'] = [2, 3]",
+            "messages[1].content[2].arguments: expected an object",
+        ),
+        (
+            "d['messages'][1]['content'][0]['provider_meta'] = 'sig'",
+            "messages[1].content[0].provider_meta: expected an object",
+        ),
         ("del d['messages'][2]['call_id']", "messages[2].call_id: expected a string, got null"),
         ("d['messages'] = {}", "messages: expected an array of messages"),
         ("d['version'] = 2", "version: 2 is not a messages format this openprogram reads"),
         ("d['extra'] = 1", "extra: unknown field"),
     ],
-)  # fmt: skip
+)
 def test_bad_input_names_the_path_of_the_bad_field(edit: str, error: str) -> None:
     with pytest.raises(UserError) as caught:
         load_messages(_broken(edit))

@@ -43,8 +43,7 @@ def size(messages: tuple[Message, ...]) -> int:
     return sum(
         len(m.content)
         if isinstance(m, ToolResultMessage)
-        else len(m.text)
-        + sum(len(c.name) + len('{"n": 1}') for c in getattr(m, "tool_calls", []))
+        else len(m.text) + sum(len(c.name) + len('{"n": 1}') for c in getattr(m, "tool_calls", []))
         for m in messages
     )
 
