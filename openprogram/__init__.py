@@ -47,7 +47,14 @@ from openprogram.messages import (
     UserMessage,
 )
 from openprogram.registry import LazyTool, Registry, default_registry
-from openprogram.runtime import RunResult, Runtime, run_tools, run_tools_sync, set_default_runtime
+from openprogram.runtime import (
+    Conversation,
+    RunResult,
+    Runtime,
+    run_tools,
+    run_tools_sync,
+    set_default_runtime,
+)
 from openprogram.tools import Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
@@ -71,6 +78,7 @@ __all__ = [
     "BudgetExceeded",
     "BudgetUsage",
     "ConfigurationError",
+    "Conversation",
     "DecisionError",
     "GateContext",
     "GeminiProvider",
