@@ -1,4 +1,4 @@
-"""The ``openprogram`` command: ``demo``, ``run`` and ``tools``.
+"""The ``openprogram`` command: ``demo``, ``run``, ``tools`` and ``chat``.
 
 Examples::
 
@@ -34,6 +34,7 @@ from typing import Any, NoReturn
 
 from openprogram import __version__
 from openprogram.cli._args import bind_arguments, parse_arguments
+from openprogram.cli._chat_cmd import add_chat_arguments, chat_command
 from openprogram.cli._model import choose_model, import_attribute, model_label
 from openprogram.cli._output import UserCodeError, print_error, stdout_to_stderr
 from openprogram.cli._run_cmd import execute, jsonable
@@ -131,6 +132,10 @@ def _parser() -> argparse.ArgumentParser:
     tools = sub.add_parser("tools", help="list what a policy offers, and why the rest is hidden")
     add_tools_arguments(tools)
     tools.set_defaults(handler=tools_command)
+
+    chat = sub.add_parser("chat", help="chat with a model in the terminal, tools optional")
+    add_chat_arguments(chat)
+    chat.set_defaults(handler=chat_command)
     return parser
 
 
