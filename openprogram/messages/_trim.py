@@ -65,34 +65,32 @@ def trim_history(
     unanswered: set[str] = set()  # results seen (walking back) whose call is not seen yet
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
-        size += _size(message)
+        size += len(message.content) if isinstance(message, ToolResultMessage) else _size(message)
         if max_messages is not None and len(messages) - index > max_messages:
             break
         if max_chars is not None and size > max_chars:
             break
         if isinstance(message, ToolResultMessage):
             unanswered.add(message.call_id)
-        elif isinstance(message, AssistantMessage):
-            unanswered.difference_update(c.id for c in message.tool_calls)
-        elif not unanswered:
-            cut = index  # a user turn, and every result after it has its call after it
+        elif isinstance(message, UserMessage):
+            if not unanswered:
+                cut = index  # a user turn, and every result after it has its call after it
+        elif unanswered:
+            unanswered.difference_update(b.id for b in message.content if isinstance(b, ToolCall))
     return tuple(messages[cut:])
 
 
-def _size(message: Message) -> int:
+def _size(message: UserMessage | AssistantMessage) -> int:
     """Characters a message puts in a request (roughly: what its tokens grow with)."""
-    if isinstance(message, ToolResultMessage):
-        return len(message.content)
-    if isinstance(message, UserMessage):
-        if isinstance(message.content, str):
-            return len(message.content)
-        return sum(
-            IMAGE_CHARS if isinstance(b, ImageContent) else len(b.text) for b in message.content
-        )
+    content = message.content
+    if isinstance(content, str):
+        return len(content)
     total = 0
-    for block in message.content:
+    for block in content:
         if isinstance(block, ToolCall):
             total += len(block.name) + len(json.dumps(dict(block.arguments), default=str))
+        elif isinstance(block, ImageContent):
+            total += IMAGE_CHARS
         else:
             total += len(block.text)
     return total

@@ -1,19 +1,27 @@
-"""One SQLite file, opened once per store object and shared by its threads.
+"""One SQLite file, opened once per store object and shared by its threads and event loops.
 
-The connection is guarded by a lock, so any thread (a worker of a sync
-``send``, the thread pool an async one uses) may use it, one at a time; the
-file itself is shared with other processes through SQLite's own locking.
-WAL lets readers go on while one process writes; each write is a short
-``BEGIN IMMEDIATE`` transaction (the busy timeout waits out another writer),
-never one held across a model call. ``synchronous=NORMAL``: a commit survives
-the process being killed; a power cut may lose the last commits, never the file.
+The connection is guarded by a lock, so any thread (a sync ``send`` runs its
+own event loop on its own thread) may use it, one at a time; the file itself
+is shared with other processes through SQLite's own locking. WAL lets readers
+go on while one process writes; each write is one short ``BEGIN IMMEDIATE``
+transaction, never one held across a model call. ``synchronous=NORMAL``: a
+commit survives the process being killed; a power cut may lose the last
+commits, never the file.
+
+Every operation is a few statements, well under a millisecond, so it runs on
+the calling thread: no hop to a worker. What could block is waiting for
+another process's write: after opening, SQLite waits ``BUSY_WAIT_S`` at most,
+and ``aread``/``awrite`` then yield to the event loop and try again, until
+the store's ``busy_timeout_s`` is spent, so a busy file never stalls a loop.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -21,9 +29,14 @@ from typing import TypeVar
 from openprogram.exceptions import ConfigurationError, OpenProgramError
 from openprogram.stores._schema import migrate
 
-__all__ = ["Database"]
+__all__ = ["BUSY_WAIT_S", "Database"]
 
 T = TypeVar("T")
+
+BUSY_WAIT_S = 0.02
+"""How long one attempt waits inside SQLite for another process's write before yielding."""
+
+_BUSY = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
 class Database:
@@ -31,6 +44,7 @@ class Database:
 
     def __init__(self, path: str | os.PathLike[str], *, busy_timeout_s: float) -> None:
         self.path = os.fspath(path)
+        self.busy_timeout_s = busy_timeout_s
         self._lock = threading.Lock()
         parent = Path(self.path).parent
         if self.path != ":memory:" and not parent.is_dir():
@@ -38,6 +52,7 @@ class Database:
                 f"SQLiteStore({self.path!r}): the folder {str(parent)!r} does not exist; "
                 "create it first, or give a path in an existing folder"
             )
+        # Opening blocks (it is a constructor): the migration may wait the whole timeout.
         connection = sqlite3.connect(
             self.path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False
         )
@@ -45,6 +60,7 @@ class Database:
             connection.execute("PRAGMA journal_mode=WAL")
             connection.execute("PRAGMA synchronous=NORMAL")
             migrate(connection, self.path)
+            connection.execute(f"PRAGMA busy_timeout={int(BUSY_WAIT_S * 1000)}")
         except BaseException:
             connection.close()
             raise
@@ -56,17 +72,52 @@ class Database:
             return work(self._open())
 
     def write(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """Run ``work`` in one ``BEGIN IMMEDIATE`` transaction: committed, or rolled back."""
+        """Run ``work`` in one ``BEGIN IMMEDIATE`` transaction: committed, or rolled back.
+
+        Raises:
+            sqlite3.OperationalError: The file stayed locked for ``BUSY_WAIT_S``.
+        """
         with self._lock:
             db = self._open()
             db.execute("BEGIN IMMEDIATE")
             try:
                 result = work(db)
+                db.execute("COMMIT")
             except BaseException:
-                db.execute("ROLLBACK")
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
                 raise
-            db.execute("COMMIT")
             return result
+
+    async def aread(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """``read``, trying again (and letting the loop run) while the file is busy."""
+        return await self._patiently(self.read, work)
+
+    async def awrite(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """``write``, trying again (and letting the loop run) while the file is busy."""
+        return await self._patiently(self.write, work)
+
+    async def _patiently(
+        self,
+        run: Callable[[Callable[[sqlite3.Connection], T]], T],
+        work: Callable[[sqlite3.Connection], T],
+    ) -> T:
+        deadline = time.monotonic() + self.busy_timeout_s
+        wait = BUSY_WAIT_S / 4
+        while True:
+            try:
+                return run(work)
+            except sqlite3.OperationalError as exc:
+                if (exc.sqlite_errorcode & 0xFF) not in _BUSY:
+                    raise
+                if time.monotonic() > deadline:
+                    raise OpenProgramError(
+                        f"SQLiteStore({self.path!r}): another process kept the file locked "
+                        f"for more than busy_timeout_s={self.busy_timeout_s:g} s; raise it, "
+                        "or find what holds the file"
+                    ) from exc
+            await asyncio.sleep(wait)
+            wait = min(wait * 2, 0.25)
 
     def close(self) -> None:
         """Close the connection (idempotent)."""

@@ -18,12 +18,10 @@ import logging
 import os
 import socket
 import sqlite3
-import threading
 import time
 from collections.abc import AsyncIterator
 from functools import partial
 
-from openprogram._threads import run_in_thread, submit
 from openprogram.exceptions import OpenProgramError
 from openprogram.stores._database import Database
 
@@ -47,9 +45,9 @@ class Leases:
     async def hold(self, name: str) -> AsyncIterator[None]:
         """Take the lease ``name`` (waiting for it), renew it while the block runs, free it."""
         owner = os.urandom(12).hex()
-        free = partial(_free, name=name, owner=owner)
+        take = partial(_take, name=name, owner=owner, host=self._host, lease_s=self.lease_s)
         wait = _FIRST_WAIT_S
-        while (left := await self._try(name, owner)) > 0:
+        while (left := await self._database.awrite(take)) > 0:
             await asyncio.sleep(min(wait, left))
             wait = min(wait * 2, _LONGEST_WAIT_S)
         renewing = asyncio.ensure_future(self._renew_until_cancelled(name, owner))
@@ -57,57 +55,25 @@ class Leases:
             yield
         finally:
             renewing.cancel()
+            free = partial(_free, name=name, owner=owner)
+            try:
+                self._database.write(free)  # at once, so a cancelled send frees its turn too
+            except sqlite3.OperationalError:
+                # The file is busy: free it when it is not (shielded: even if cancelled now).
+                await asyncio.shield(self._database.awrite(free))
             with contextlib.suppress(asyncio.CancelledError):
                 await renewing
-            # Shielded: a cancelled send still frees its turn (the write runs on a worker).
-            await asyncio.shield(run_in_thread(self._database.write, free))
-
-    async def _try(self, name: str, owner: str) -> float:
-        """One attempt to take the lease (see ``_take``); cancelled, it leaves none taken."""
-        attempt = _Attempt(self._database, name, owner, self._host, self.lease_s)
-        try:
-            return await run_in_thread(attempt.run)
-        except asyncio.CancelledError:
-            attempt.abandon()  # the worker may have taken it just now: give it back
-            raise
 
     async def _renew_until_cancelled(self, name: str, owner: str) -> None:
         renew = partial(_renew, name=name, owner=owner, lease_s=self.lease_s)
         while True:
             await asyncio.sleep(self.lease_s / 3)
             try:
-                await run_in_thread(self._database.write, renew)
+                await self._database.awrite(renew)
             except (sqlite3.Error, OpenProgramError) as exc:
                 # A busy or closed file: the lease may lapse, and a late append then fails
                 # loudly (the stored length no longer matches); the send itself goes on.
                 logger.warning("could not renew the lease %r: %s", name, exc)
-
-
-class _Attempt:
-    """A take that its waiter may abandon: then it is not made, or is undone."""
-
-    def __init__(self, database: Database, name: str, owner: str, host: str, lease_s: float):
-        self._database = database
-        self._take = partial(_take, name=name, owner=owner, host=host, lease_s=lease_s)
-        self._free = partial(_free, name=name, owner=owner)
-        self._lock = threading.Lock()
-        self._abandoned = False
-        self._taken = False
-
-    def run(self) -> float:
-        with self._lock:
-            if self._abandoned:
-                return 0.0
-            left = self._database.write(self._take)
-            self._taken = left == 0
-            return left
-
-    def abandon(self) -> None:
-        with self._lock:
-            self._abandoned = True
-            taken = self._taken
-        if taken:
-            submit(partial(self._database.write, self._free))
 
 
 def _take(db: sqlite3.Connection, *, name: str, owner: str, host: str, lease_s: float) -> float:

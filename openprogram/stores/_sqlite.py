@@ -6,12 +6,13 @@ import contextlib
 import json
 import os
 import sqlite3
+import threading
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from functools import partial
 from types import TracebackType
 
-from openprogram._threads import run_in_thread
 from openprogram.exceptions import UserError
 from openprogram.messages import Message
 from openprogram.messages._json import decode_message, encode_message
@@ -20,7 +21,10 @@ from openprogram.stores._lease import Leases
 from openprogram.stores._memory import conflict
 from openprogram.stores._turns import Turns
 
-__all__ = ["SQLiteStore"]
+__all__ = ["CACHED", "SQLiteStore"]
+
+CACHED = 64
+"""Conversations whose decoded messages a store keeps in memory (the most recently used)."""
 
 
 class SQLiteStore:
@@ -28,6 +32,8 @@ class SQLiteStore:
 
     Each message is one row, written when the send that made it ends (stdlib
     ``sqlite3``, WAL, one short write transaction at a time, busy timeouts).
+    Rows once read are kept decoded in memory for the ``CACHED`` most recent
+    conversations, so a send reads only what was added since.
     Sends on one conversation take turns in this process (first come, first
     served) and across processes through a lease row that is renewed while a
     send runs and freed when it ends; a holder killed with ``kill -9`` frees it
@@ -68,6 +74,8 @@ class SQLiteStore:
         self._database = Database(path, busy_timeout_s=busy_timeout_s)
         self._leases = Leases(self._database, lease_s)
         self._turns = Turns()
+        self._cache: OrderedDict[str, tuple[Message, ...]] = OrderedDict()
+        self._cache_lock = threading.Lock()
 
     @property
     def path(self) -> str:
@@ -107,11 +115,13 @@ class SQLiteStore:
 
     async def load_conversation(self, conversation_id: str, start: int = 0) -> tuple[Message, ...]:
         """The messages of ``conversation_id`` from position ``start`` on."""
-        rows = await run_in_thread(self._database.read, partial(_rows, conversation_id, start))
-        return tuple(
-            decode_message(json.loads(text), f"conversation {conversation_id!r}, message {at}")
-            for at, text in rows
-        )
+        known = self._cache.get(conversation_id, ())
+        rows = await self._database.aread(partial(_rows, conversation_id, len(known)))
+        if rows:
+            where = f"conversation {conversation_id!r}, message"
+            added = tuple(decode_message(json.loads(text), f"{where} {at}") for at, text in rows)
+            known = self._remember(conversation_id, (*known, *added))
+        return known[start:]
 
     async def append_conversation(
         self, conversation_id: str, messages: Sequence[Message], *, start: int
@@ -121,8 +131,20 @@ class SQLiteStore:
             json.dumps(encode_message(m, f"message {start + i}"), ensure_ascii=False)
             for i, m in enumerate(messages)
         ]
-        append = partial(_append, conversation_id, start, texts)
-        await run_in_thread(self._database.write, append)
+        await self._database.awrite(partial(_append, conversation_id, start, texts))
+        known = self._cache.get(conversation_id, () if start == 0 else None)
+        if known is not None and len(known) == start:
+            self._remember(conversation_id, (*known, *messages))
+
+    def _remember(self, conversation_id: str, messages: tuple[Message, ...]) -> tuple[Message, ...]:
+        # Rows never change once written, so what was read stays true; only rows added
+        # since (by anyone) are read again. The newest CACHED conversations are kept.
+        with self._cache_lock:
+            self._cache[conversation_id] = messages
+            self._cache.move_to_end(conversation_id)
+            while len(self._cache) > CACHED:
+                self._cache.popitem(last=False)
+        return messages
 
 
 def _rows(conversation_id: str, start: int, db: sqlite3.Connection) -> list[tuple[int, str]]:

@@ -186,3 +186,37 @@ def test_docstring_examples_run(name: str) -> None:
     failed, attempted = doctest.testmod(module)
     assert attempted > 0
     assert failed == 0
+
+
+def test_a_busy_file_makes_a_send_wait_without_blocking_its_event_loop(tmp_path: Path) -> None:
+    path = tmp_path / "chats.sqlite"
+    with SQLiteStore(path, busy_timeout_s=60) as store:
+        chat = Runtime(FunctionProvider(echo), store=store).conversation("c")
+        writer = sqlite3.connect(path, isolation_level=None)
+        writer.execute("BEGIN IMMEDIATE")  # another process's write, in progress
+
+        async def main() -> str:
+            # The write ends by a callback of this very loop: a send that blocked the loop
+            # while waiting for the file would never let it run.
+            asyncio.get_running_loop().call_later(0.2, writer.execute, "COMMIT")
+            return await chat.asend("hi")
+
+        try:
+            assert asyncio.run(main()) == "ok"
+        finally:
+            writer.close()
+
+
+def test_a_file_locked_longer_than_the_busy_timeout_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "chats.sqlite"
+    with SQLiteStore(path, busy_timeout_s=0.2) as store:
+        writer = sqlite3.connect(path, isolation_level=None)
+        writer.execute("BEGIN IMMEDIATE")
+        try:
+            chat = Runtime(FunctionProvider(echo), store=store).conversation("c")
+            with pytest.raises(OpenProgramError, match=r"locked for more than busy_timeout_s=0.2"):
+                chat.send("hi")
+        finally:
+            writer.execute("ROLLBACK")
+            writer.close()
+        assert Runtime(FunctionProvider(echo), store=store).conversation("c").send("hi") == "ok"
