@@ -5,7 +5,10 @@ from __future__ import annotations
 import asyncio
 import doctest
 import importlib
+import os
 import sqlite3
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -220,3 +223,16 @@ def test_a_file_locked_longer_than_the_busy_timeout_is_an_error(tmp_path: Path) 
             writer.execute("ROLLBACK")
             writer.close()
         assert Runtime(FunctionProvider(echo), store=store).conversation("c").send("hi") == "ok"
+
+
+def test_import_openprogram_does_not_load_sqlite() -> None:
+    code = "import sys, openprogram; print('sqlite3' in sys.modules)"
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )
+    assert done.stdout.strip() == "False"  # SQLiteStore loads it when first asked for
