@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, Unpack, overload
 
 from openprogram.exceptions import UserError
 from openprogram.messages import Message, trim_history
+from openprogram.runtime._held import get_held, use_held
 from openprogram.runtime._options import (
     CommonExecKwargs,
     ExecKwargs,
@@ -172,12 +173,20 @@ class Conversation:
                 "other messages use runtime.exec(content, history=...)"
             )
         parsed = ExecOptions.from_kwargs({**self._defaults, **options})
+        key = (id(self._store), self._id)
+        if key in get_held():
+            raise UserError(
+                f"send on conversation {self._id!r} from inside a send on it (a tool of that "
+                "send, or an exec nested in one): it would wait for itself; use another "
+                "conversation, or runtime.exec(..., history=chat.messages)"
+            )
         async with self._store.lock_conversation(self._id):
             stored = await self._refreshed()
             history = checked_history(self._trimmed(stored))
             records: list[RunResult] = []
             run = dataclasses.replace(parsed, history=history)
-            output = await run_exec(self._runtime, content, run, (), records.append)
+            with use_held(key):
+                output = await run_exec(self._runtime, content, run, (), records.append)
             added = records[-1].messages[len(history) :]
             await self._store.append_conversation(self._id, added, start=len(stored))
             self._known = (*stored, *added)

@@ -284,3 +284,24 @@ def test_messages_and_amessages_read_the_store() -> None:
     assert texts(chat.messages) == ["hello", "re: hello"]
     assert asyncio.run(chat.amessages()) == chat.messages
     assert "c" in repr(chat)
+
+
+def test_a_send_from_a_tool_of_a_send_on_the_same_conversation_is_refused() -> None:
+    @function(register_globally=False)
+    def note(text: str) -> str:
+        """Note something in the conversation.
+
+        Args:
+            text: What to note.
+        """
+        return chat.send(text)  # would wait for the send that runs this tool
+
+    def model(request: ProviderRequest) -> Any:
+        if isinstance(request.messages[-1], ToolResultMessage):
+            return f"tool said: {request.messages[-1].content}"
+        return call("note", text="x")
+
+    chat = Runtime(FunctionProvider(model)).conversation("c", tools=[note])
+    reply = chat.send("Note x.")
+    assert "would wait for itself" in reply  # the tool's error result, not a hang
+    assert len(chat.messages) == 4

@@ -24,13 +24,9 @@ reveal_type(chat)  # R: openprogram.runtime._conversation.Conversation
 reveal_type(chat.send("Hello"))  # R: str
 reveal_type(chat.send("File it", response_format=Ticket))  # R: conversations.Ticket
 reveal_type(chat.send("Count", response_format=SCHEMA))  # R: Any
-reveal_type(
-    chat.messages
-)  # R: tuple[openprogram.messages._types.UserMessage | openprogram.messages._types.AssistantMessage | openprogram.messages._types.ToolResultMessage, ...]
+reveal_type(chat.messages)  # R: tuple[openprogram.messages._types.UserMessage | openprogram.messages._types.AssistantMessage | openprogram.messages._types.ToolResultMessage, ...]  # fmt: skip
 reveal_type(chat.conversation_id)  # R: str
-reveal_type(
-    load_messages(dump_messages(chat.messages))
-)  # R: tuple[openprogram.messages._types.UserMessage | openprogram.messages._types.AssistantMessage | openprogram.messages._types.ToolResultMessage, ...]
+reveal_type(load_messages(dump_messages(chat.messages)))  # R: tuple[openprogram.messages._types.UserMessage | openprogram.messages._types.AssistantMessage | openprogram.messages._types.ToolResultMessage, ...]  # fmt: skip
 chat.send("Hello", max_iteration=3)  # E: call-overload
 wrong: int = chat.send("Hello")  # E: assignment
 store: Store = MemoryStore()
