@@ -50,30 +50,49 @@ class Leases:
         while (left := await self._database.awrite(take)) > 0:
             await asyncio.sleep(min(wait, left))
             wait = min(wait * 2, _LONGEST_WAIT_S)
-        renewing = asyncio.ensure_future(self._renew_until_cancelled(name, owner))
+        # A timer, not a task: most sends end before the first renewal is due.
+        renewal = _Renewal(self._database, name, owner, self.lease_s)
         try:
             yield
         finally:
-            renewing.cancel()
+            renewal.stop()
             free = partial(_free, name=name, owner=owner)
             try:
                 self._database.write(free)  # at once, so a cancelled send frees its turn too
             except sqlite3.OperationalError:
                 # The file is busy: free it when it is not (shielded: even if cancelled now).
                 await asyncio.shield(self._database.awrite(free))
-            with contextlib.suppress(asyncio.CancelledError):
-                await renewing
 
-    async def _renew_until_cancelled(self, name: str, owner: str) -> None:
-        renew = partial(_renew, name=name, owner=owner, lease_s=self.lease_s)
+
+class _Renewal:
+    """Renews one held lease every third of its length, from the holder's event loop."""
+
+    def __init__(self, database: Database, name: str, owner: str, lease_s: float) -> None:
+        self._database = database
+        self._name = name
+        self._renew = partial(_renew, name=name, owner=owner, lease_s=lease_s)
+        self._every = lease_s / 3
+        self._task: asyncio.Task[None] | None = None
+        self._timer = asyncio.get_running_loop().call_later(self._every, self._start)
+
+    def _start(self) -> None:
+        self._task = asyncio.ensure_future(self._run())
+
+    async def _run(self) -> None:
         while True:
-            await asyncio.sleep(self.lease_s / 3)
             try:
-                await self._database.awrite(renew)
+                await self._database.awrite(self._renew)
             except (sqlite3.Error, OpenProgramError) as exc:
                 # A busy or closed file: the lease may lapse, and a late append then fails
                 # loudly (the stored length no longer matches); the send itself goes on.
-                logger.warning("could not renew the lease %r: %s", name, exc)
+                logger.warning("could not renew the lease %r: %s", self._name, exc)
+            await asyncio.sleep(self._every)
+
+    def stop(self) -> None:
+        """No more renewals (a renewal running now ends at its next pause)."""
+        self._timer.cancel()
+        if self._task is not None:
+            self._task.cancel()
 
 
 def _take(db: sqlite3.Connection, *, name: str, owner: str, host: str, lease_s: float) -> float:

@@ -236,3 +236,32 @@ def test_import_openprogram_does_not_load_sqlite() -> None:
         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
     )
     assert done.stdout.strip() == "False"  # SQLiteStore loads it when first asked for
+
+
+def test_a_long_send_keeps_its_turn_past_the_lease_by_renewing_it(tmp_path: Path) -> None:
+    path = tmp_path / "chats.sqlite"
+    seen: list[int] = []
+
+    async def slow(request: ProviderRequest) -> str:
+        await asyncio.sleep(1.0)  # more than three lease lengths
+        return "slow reply"
+
+    def counting(request: ProviderRequest) -> str:
+        seen.append(len(request.messages))
+        return "ok"
+
+    # Two store objects: their leases meet only in the file (same process, so only the
+    # expiry, or the renewals keeping it off, decide).
+    with SQLiteStore(path, lease_s=0.3) as first, SQLiteStore(path, lease_s=0.3) as second:
+        slow_chat = Runtime(FunctionProvider(slow), store=first).conversation("c")
+        other = Runtime(FunctionProvider(counting), store=second).conversation("c")
+
+        async def main() -> None:
+            sending = asyncio.ensure_future(slow_chat.asend("first"))
+            await asyncio.sleep(0.1)  # the slow send holds the turn
+            assert await other.asend("second") == "ok"
+            assert await sending == "slow reply"
+
+        asyncio.run(main())
+        assert seen == [3]  # the second send waited for the first one's two messages
+        assert [m.text for m in other.messages] == ["first", "slow reply", "second", "ok"]
