@@ -53,23 +53,22 @@ SCHEMA_VERSION = len(MIGRATIONS)
 def migrate(db: sqlite3.Connection, where: str) -> None:
     """Apply the migrations ``db`` lacks (``where`` names the file in errors).
 
+    A file already at this version is only read; otherwise the version is read
+    again inside the write transaction, so of processes opening it at once one
+    migrates and the others find it done.
+
     Raises:
         ConfigurationError: The file was written by a newer openprogram.
     """
+    if _version(db, where) == SCHEMA_VERSION:
+        return
     db.execute("BEGIN IMMEDIATE")
     try:
         db.execute(
             "CREATE TABLE IF NOT EXISTS openprogram_schema "
             "(id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)"
         )
-        row = db.execute("SELECT version FROM openprogram_schema").fetchone()
-        version = row[0] if row is not None else 0
-        if version > SCHEMA_VERSION:
-            raise ConfigurationError(
-                f"{where} has store schema version {version}, newer than this openprogram "
-                f"knows ({SCHEMA_VERSION}): upgrade openprogram to use it"
-            )
-        for migration in MIGRATIONS[version:]:
+        for migration in MIGRATIONS[_version(db, where) :]:
             migration(db)
         db.execute(
             "INSERT INTO openprogram_schema (id, version) VALUES (1, ?) "
@@ -80,3 +79,18 @@ def migrate(db: sqlite3.Connection, where: str) -> None:
     except BaseException:
         db.execute("ROLLBACK")
         raise
+
+
+def _version(db: sqlite3.Connection, where: str) -> int:
+    """The file's schema version (0: none yet)."""
+    exists = db.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'openprogram_schema'"
+    ).fetchone()
+    row = db.execute("SELECT version FROM openprogram_schema").fetchone() if exists else None
+    version = int(row[0]) if row is not None else 0
+    if version > SCHEMA_VERSION:
+        raise ConfigurationError(
+            f"{where} has store schema version {version}, newer than this openprogram "
+            f"knows ({SCHEMA_VERSION}): upgrade openprogram to use it"
+        )
+    return version
