@@ -62,7 +62,7 @@ if TYPE_CHECKING:
         OpenAIProvider,
         OpenAIResponsesProvider,
     )
-    from openprogram.runtime import RunResult, Runtime, run_tools, run_tools_sync
+    from openprogram.runtime import Conversation, RunResult, Runtime, run_tools, run_tools_sync
 
 __version__ = "0.1.0"
 
@@ -75,6 +75,7 @@ __all__ = [
     "BudgetExceeded",
     "BudgetUsage",
     "ConfigurationError",
+    "Conversation",
     "DecisionError",
     "FallbackProvider",
     "GateContext",
@@ -127,6 +128,7 @@ _LAZY = {
     "AnthropicProvider": "openprogram.providers",
     "AssistantMessage": "openprogram.messages",
     "BedrockProvider": "openprogram.providers",
+    "Conversation": "openprogram.runtime",
     "FallbackProvider": "openprogram.providers",
     "GateContext": "openprogram.gates",
     "GeminiProvider": "openprogram.providers",

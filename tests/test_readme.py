@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from openprogram import Runtime, providers
+from openprogram import Conversation, Runtime, providers
 from openprogram.events import AgentInvoked, ToolCallStarted
-from openprogram.messages import ToolResultMessage
+from openprogram.messages import ToolResultMessage, UserMessage
 from openprogram.providers.base import ProviderRequest
 from openprogram.providers.local import ensure_server, local_available
 from openprogram.testing import FunctionProvider, call
@@ -33,8 +33,13 @@ def tour_source() -> str:
 
 
 def planner(request: ProviderRequest) -> Any:
-    """A model that plans the trip the way the README describes."""
+    """A model that plans the trip the way the README describes, then chats from memory."""
     offered = [spec["name"] for spec in request.tools]
+    said = [m.text for m in request.messages if isinstance(m, UserMessage)]
+    if not offered:  # the conversation: it answers from the earlier exchange it is sent
+        if said[-1] == "What do I love?":
+            return "You love museums." if "museums" in said[0] else "I do not know."
+        return "Nice to meet you, Ann."
     results = [m.content for m in request.messages if isinstance(m, ToolResultMessage)]
     if results:
         return f"Weekend plan, given {results[-1]}: Saturday the Louvre, Sunday a picnic."
@@ -42,6 +47,13 @@ def planner(request: ProviderRequest) -> Any:
         return call("plan_trip", destination="Paris")
     assert offered == ["get_weather"], offered
     return call("get_weather", city="Paris")
+
+
+def split_tour(source: str) -> tuple[str, str]:
+    """The tour's trip, and its conversation (run apart, to check each on its own)."""
+    trip, sep, conversation = source.partition("\nchat = ")
+    assert sep, "the tour shows no conversation (chat = runtime.conversation(...))"
+    return trip, "chat = " + conversation
 
 
 @pytest.mark.usefixtures("clean_registry")
@@ -56,8 +68,10 @@ def test_the_readme_tour_runs_as_written(
     printed = capsys.readouterr().out
     assert "Saturday the Louvre" in printed
     assert "Paris: sunny, 21 degrees celsius" in printed  # get_weather's own result
+    assert printed.endswith("You love museums.\n")  # the second send saw the first
     asked = [[spec["name"] for spec in r.tools] for r in fake.requests]
-    assert asked == [["plan_trip"], ["get_weather"], ["get_weather"], ["plan_trip"]]
+    assert asked == [["plan_trip"], ["get_weather"], ["get_weather"], ["plan_trip"], [], []]
+    assert len(fake.requests[-1].messages) == 3  # the first exchange, then the question
 
 
 def calls_by_depth(runtime: Runtime) -> list[tuple[str, int]]:
@@ -77,7 +91,8 @@ def test_the_readme_tour_plans_the_trip_on_the_embedded_model(
     monkeypatch.delenv("OPENPROGRAM_MODEL", raising=False)
     ensure_server()
     namespace: dict[str, object] = {"__name__": "readme_tour"}
-    exec(compile(tour_source(), str(README), "exec", dont_inherit=True), namespace)
+    trip, conversation = split_tour(tour_source())
+    exec(compile(trip, str(README), "exec", dont_inherit=True), namespace)
     answer = capsys.readouterr().out.lower()
     runtime = namespace["runtime"]
     assert isinstance(runtime, Runtime)
@@ -87,3 +102,13 @@ def test_the_readme_tour_plans_the_trip_on_the_embedded_model(
     assert "paris" in answer
     assert "sunny" in answer or "21" in answer  # the plan uses the weather it looked up
     assert len(answer.split()) >= 30  # a plan, not one sentence about the weather
+    exec(compile(conversation, str(README), "exec", dont_inherit=True), namespace)
+    assert capsys.readouterr().out.strip()  # the second send's answer
+    chat = namespace["chat"]
+    assert isinstance(chat, Conversation)
+    assert [type(m).__name__ for m in chat.messages] == [
+        "UserMessage",
+        "AssistantMessage",
+        "UserMessage",
+        "AssistantMessage",
+    ]

@@ -1,4 +1,4 @@
-"""The ``openprogram`` command: ``demo``, ``run`` and ``tools`` (see ``docs/cli.md``).
+"""The ``openprogram`` command (``demo``, ``run``, ``tools``, ``chat``, ``mcp``): docs/cli.md.
 
 Examples::
 

@@ -21,6 +21,7 @@ import httpx
 from openprogram.exceptions import ConfigurationError, LLMError
 from openprogram.messages import AssistantMessage
 from openprogram.providers._allow import check_model_request
+from openprogram.providers._history import sendable, stamped
 from openprogram.providers._http import (
     LoopClients,
     Redactor,
@@ -241,7 +242,7 @@ class HttpProvider:
                 f'a provider string like "{self.default_name}:<model>", or set Runtime(model=...)'
             )
         headers = masked_headers(self._auth_headers(), ())  # '***' in traceback locals
-        body = merged_body(self._body(request, model, self._stream), self._extra_body)
+        body = self._request_body(request, model, self._stream)
         data = json.dumps(body, ensure_ascii=False).encode()
         url = self._url(model, self._stream)
         # After the provider's own configuration checks (model, key), before anything is sent.
@@ -306,6 +307,16 @@ class HttpProvider:
     def _finalize(self, message: AssistantMessage, request: ProviderRequest) -> AssistantMessage:
         """Last touch on a reply before it is returned (undoing a request-side transform)."""
         return message
+
+    def _request_body(self, request: ProviderRequest, model: str, stream: bool) -> dict[str, Any]:
+        """The body ``request`` goes out with: its history as this wire can take it
+        (``_history.sendable``), the wire's ``_body``, then ``extra_body`` laid over it."""
+        request = replace(request, messages=sendable(request.messages, self.default_name))
+        return merged_body(self._body(request, model, stream), self._extra_body)
+
+    def _done(self, message: AssistantMessage, request: ProviderRequest) -> AssistantMessage:
+        # Stamped with the wire, whose provider_meta only this wire takes back (_history).
+        return stamped(self._finalize(message, request), self.default_name)
 
     def _sign(self, url: str, headers: dict[str, str], body: bytes) -> dict[str, str]:
         """Per-attempt signing (Bedrock SigV4); other providers send ``headers`` as is."""
@@ -383,9 +394,7 @@ class HttpProvider:
             async for event in self._read_stream(request, once(body)):
                 yield event
             return
-        message = self._finalize(
-            self._parse(load_json(body, "the response body"), request), request
-        )
+        message = self._done(self._parse(load_json(body, "the response body"), request), request)
         for event in message_events(message):
             yield event
         yield ResponseDone(message)
@@ -430,7 +439,7 @@ class HttpProvider:
                     yield out
                 if parser.done:
                     break
-        message = self._finalize(parser.finish(None if parser.done else cut), request)
+        message = self._done(parser.finish(None if parser.done else cut), request)
         if message.stop_reason == "error" and not delivered and not parser.done:
             raise LLMError(
                 "the response stream ended before any content arrived",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from openprogram.context import set_default_runtime, set_default_runtime_factory
 from openprogram.runtime._approval import Approval
+from openprogram.runtime._conversation import DEFAULT_TRIM, Conversation, Trim
 from openprogram.runtime._executor import MAX_PARALLEL, QUEUED_MESSAGE_SKIP
 from openprogram.runtime._options import MAX_ITERATIONS_CAP, ExecKwargs, ExecOptions
 from openprogram.runtime._result import RunResult
@@ -26,12 +27,14 @@ from openprogram.runtime._stream import (
 )
 
 __all__ = [
+    "DEFAULT_TRIM",
     "MAX_ITERATIONS_CAP",
     "MAX_PARALLEL",
     "MODEL_ENV_VAR",
     "QUEUED_MESSAGE_SKIP",
     "TOOL_SEARCH_NAME",
     "Approval",
+    "Conversation",
     "ExecKwargs",
     "ExecOptions",
     "RunResult",
@@ -44,6 +47,7 @@ __all__ = [
     "StreamToolCall",
     "StreamToolResult",
     "ToolScope",
+    "Trim",
     "run_tools",
     "run_tools_sync",
     "set_default_runtime",

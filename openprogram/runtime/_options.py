@@ -21,6 +21,7 @@ from typing import Any, Literal, TypeAlias, TypedDict
 from openprogram._keywords import reject_unknown
 from openprogram.budget import Budget
 from openprogram.exceptions import UserError
+from openprogram.messages import AssistantMessage, Message, ToolResultMessage, UserMessage
 from openprogram.providers.base import ToolChoice
 from openprogram.structured import StructuredFallback
 
@@ -34,6 +35,7 @@ __all__ = [
     "PickKwargs",
     "check_runtime_arguments",
     "check_sampling",
+    "checked_history",
 ]
 
 MAX_ITERATIONS_CAP = 50
@@ -63,6 +65,7 @@ class CommonExecKwargs(TypedDict, total=False):
     temperature: float | None
     max_tokens: int | None
     seed: int | None
+    history: Sequence[Message] | None
 
 
 class PickKwargs(CommonExecKwargs, total=False):
@@ -124,6 +127,9 @@ class ExecOptions:
     """Cap on tokens generated per model call; overrides ``Runtime(max_tokens=)``."""
     seed: int | None = None
     """Sampling seed of this exec's model calls; overrides ``Runtime(seed=)``."""
+    history: Sequence[Message] | None = None
+    """Messages the run continues from (e.g. ``runtime.last_run.messages``): the model
+    sees them, then ``content``; ``last_run.messages`` holds both."""
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping[str, Any]) -> ExecOptions:
@@ -134,6 +140,9 @@ class ExecOptions:
             UserError: A value out of range or a contradictory combination.
         """
         reject_unknown(kwargs, _FIELDS, "exec")
+        history = kwargs.get("history")
+        if history is not None:
+            kwargs = {**kwargs, "history": checked_history(history)}
         options = cls(**kwargs)
         options._validate()
         return options
@@ -198,6 +207,39 @@ class ExecOptions:
                 f"exec(structured_fallback={self.structured_fallback!r}) only applies with "
                 "response_format=...; pass a response format or drop structured_fallback"
             )
+
+
+def checked_history(history: Any) -> tuple[Message, ...]:
+    """``history`` as a tuple of messages, each tool result answering a call before it.
+
+    Raises:
+        UserError: Not a sequence of messages, or a result whose call is not in it
+            (the message names the index).
+    """
+    if isinstance(history, str | bytes | Mapping) or not isinstance(history, Iterable):
+        raise UserError(
+            f"exec(history={history!r:.60}) must be a sequence of messages, e.g. "
+            "runtime.last_run.messages or openprogram.messages.load_messages(text)"
+        )
+    messages = tuple(history)
+    calls: set[str] = set()
+    for index, message in enumerate(messages):
+        if isinstance(message, AssistantMessage):
+            calls.update(c.id for c in message.tool_calls)
+        elif isinstance(message, ToolResultMessage):
+            if message.call_id not in calls:
+                raise UserError(
+                    f"exec(history=...): history[{index}] is the result of call "
+                    f"{message.call_id!r}, which no earlier reply in the history made; "
+                    "trim a history only before a user message (openprogram.messages."
+                    "trim_history), so each result keeps its call"
+                )
+        elif not isinstance(message, UserMessage):
+            raise UserError(
+                f"exec(history=...): history[{index}] ({message!r:.60}) is not a message: "
+                "use UserMessage, AssistantMessage and ToolResultMessage"
+            )
+    return messages
 
 
 def _check_tool_choice(choice: Any) -> None:

@@ -18,6 +18,12 @@ from openprogram.registry import Registry, default_registry
 from openprogram.runtime._approval import Approval
 from openprogram.runtime._blocks import RuntimeBlocks
 from openprogram.runtime._bound import BoundCall
+from openprogram.runtime._conversation import (
+    DEFAULT_TRIM,
+    Conversation,
+    Trim,
+    check_conversation_arguments,
+)
 from openprogram.runtime._options import (
     CommonExecKwargs,
     ExecKwargs,
@@ -32,6 +38,7 @@ from openprogram.runtime._scope import ToolScope
 from openprogram.runtime._start import run_exec, stream_exec
 from openprogram.runtime._stream import StreamEvent
 from openprogram.runtime._sync import run_sync
+from openprogram.stores import MemoryStore, Store
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -91,6 +98,8 @@ class Runtime:
         temperature: Sampling temperature of every model call (``exec(temperature=)`` wins).
         max_tokens: Cap on tokens generated per model call (``exec(max_tokens=)`` wins).
         seed: Sampling seed of every model call, where the wire has one (``exec(seed=)`` wins).
+        store: Where conversations are kept (``openprogram.stores``): a ``SQLiteStore`` to
+            continue them in other processes; ``None`` keeps them in this runtime's memory.
 
     Example:
         >>> from openprogram.testing import ScriptedProvider
@@ -120,7 +129,13 @@ class Runtime:
         temperature: float | None = None,
         max_tokens: int | None = None,
         seed: int | None = None,
+        store: Store | None = None,
     ) -> None:
+        if store is not None and not isinstance(store, Store):
+            raise TypeError(
+                f"Runtime(store={store!r:.60}) is not a store: pass an openprogram.stores "
+                "SQLiteStore(path) or MemoryStore(), or None"
+            )
         check_runtime_arguments(
             provider, observers, max_retries, approval, on_stream, max_depth, budget
         )
@@ -139,6 +154,9 @@ class Runtime:
         self.trace_payloads = trace_payloads
         self.max_depth = max_depth
         self.budget = budget
+        self.store = store
+        """The store given as ``store=`` (``None``: conversations stay in this runtime's memory)."""
+        self._memory = MemoryStore()
         self.last_run: RunResult | None = None
         """The record of the most recently finished exec of this runtime (nested ones included)."""
         self._steering: deque[UserMessage] = deque()
@@ -258,8 +276,8 @@ class Runtime:
             **options: ``tools``, ``toolset``, ``tools_source``, ``tools_allow``,
                 ``tools_deny``, ``tool_choice``, ``parallel_tool_calls``,
                 ``max_iterations``, ``timeout_s``, ``model``, ``on_max_iterations``,
-                ``budget``, ``temperature``, ``max_tokens``, ``seed`` (see ``ExecOptions``
-                for each).
+                ``budget``, ``temperature``, ``max_tokens``, ``seed``, ``history`` (the
+                messages the run continues from; see ``ExecOptions`` for each).
 
         Returns:
             The text of the final answer; with ``response_format=`` the validated
@@ -361,6 +379,32 @@ class Runtime:
         ``run_id``). Closing the iterator early cancels the exec.
         """
         return stream_exec(self, content, ExecOptions.from_kwargs(options))
+
+    # -- conversations -----------------------------------------------------------------------
+
+    def conversation(
+        self,
+        conversation_id: str | None = None,
+        *,
+        trim: Trim | None = DEFAULT_TRIM,
+        **exec_defaults: Unpack[ExecKwargs],
+    ) -> Conversation:
+        """A conversation: each ``send`` continues from the messages before it.
+
+        Args:
+            conversation_id: Continue this conversation of the store (a new one when
+                it has none); ``None`` starts a new one with a generated id.
+            trim: Makes the history each send continues from out of the stored
+                messages (default: the newest within 100,000 characters, never a tool
+                result without its call); ``None`` sends them all.
+            **exec_defaults: Options of every send (``exec``'s, but ``history``).
+
+        Raises:
+            UserError: A bad id, ``trim`` or option (checked here, before any send).
+        """
+        check_conversation_arguments(conversation_id, trim, exec_defaults)
+        store = self.store if self.store is not None else self._memory
+        return Conversation(self, store, conversation_id, trim=trim, defaults=exec_defaults)
 
     # -- steering and follow-ups ------------------------------------------------------------
 

@@ -12,17 +12,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from openprogram.context import get_current_frame
 from openprogram.events import AgentEnd, AgentInvoked, digest, size_bytes
 from openprogram.exceptions import BudgetExceeded, UserError
-from openprogram.messages import UserMessage, user_content
+from openprogram.messages import AssistantMessage, UserMessage, user_content
 from openprogram.runtime._bound import exec_parent, following_call
 from openprogram.runtime._finale import Finale, with_instructions
 from openprogram.runtime._loop import run_loop
 from openprogram.runtime._options import ExecOptions
+from openprogram.runtime._result import RunResult
 from openprogram.runtime._run import RunState, Sink
 from openprogram.runtime._scope import build_scope, check_forced_choice
 from openprogram.runtime._spend import budget_timeout, close_budget, open_budget
@@ -55,9 +56,17 @@ async def stream_exec(
 
 
 async def run_exec(
-    runtime: Runtime, content: Any, options: ExecOptions, sinks: Sequence[Sink]
+    runtime: Runtime,
+    content: Any,
+    options: ExecOptions,
+    sinks: Sequence[Sink],
+    recorded: Callable[[RunResult], object] | None = None,
 ) -> Any:
-    """Run one exec of ``runtime`` on ``content`` and return its output."""
+    """Run one exec of ``runtime`` on ``content`` and return its output.
+
+    ``recorded`` receives the run's own record when it ends, however it ends
+    (``runtime.last_run`` is whichever exec of the runtime ended last).
+    """
     message = user_content(content)
     parent = exec_parent(runtime)
     if parent is not None and parent.depth >= runtime.max_depth:
@@ -80,6 +89,11 @@ async def run_exec(
     core = run.scope.menu.core
     run.finale = Finale.of(options, run.provider, (*core.names, *core.deferred_names))
     message = with_instructions(message, run.finale)
+    if options.history:
+        run.messages.extend(options.history)
+        for earlier in options.history:  # new calls get ids the history does not use
+            if isinstance(earlier, AssistantMessage):
+                run.call_ids.update(call.id for call in earlier.tool_calls)
     run.messages.append(message)
     _invoked(runtime, run, message)
     finished = cancelled = False
@@ -96,7 +110,7 @@ async def run_exec(
         raise
     finally:
         close_budget(run)
-        _ended(runtime, run, finished)
+        _ended(runtime, run, finished, recorded)
         # Observers have seen every event when exec returns, unless that would overrun
         # the deadline or delay a cancellation (then the delivery thread finishes alone).
         await run.delivered(time.monotonic() if cancelled else run.deadline)
@@ -149,7 +163,12 @@ def _invoked(runtime: Runtime, run: RunState, message: UserMessage) -> None:
     run.tools_resolved(run.scope.menu)
 
 
-def _ended(runtime: Runtime, run: RunState, finished: bool) -> None:
+def _ended(
+    runtime: Runtime,
+    run: RunState,
+    finished: bool,
+    recorded: Callable[[RunResult], object] | None,
+) -> None:
     run.emit(
         AgentEnd,
         stop_reason=run.stop_reason,
@@ -160,6 +179,8 @@ def _ended(runtime: Runtime, run: RunState, finished: bool) -> None:
     )
     result = run.result()
     runtime.last_run = result
+    if recorded is not None:
+        recorded(result)
     if finished:
         run.stream(StreamFinal, output=run.output, result=result)
 

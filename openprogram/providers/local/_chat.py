@@ -32,7 +32,6 @@ from openprogram.exceptions import LLMError, UserError
 from openprogram.messages import AssistantMessage, ToolResultMessage, Usage
 from openprogram.providers._http_provider import HttpOptions, StreamParser
 from openprogram.providers._sse import SSEEvent
-from openprogram.providers._wire import merged_body
 from openprogram.providers.base import ProviderEvent, ProviderRequest, RequestSent, TextDelta
 from openprogram.providers.local._grammar import ANSWER_GRAMMAR, answer_grammar, calls_grammar
 from openprogram.providers.local._meter import Meter
@@ -256,7 +255,7 @@ class LocalWire(OpenAIProvider):
     def _sent_body(self, request: ProviderRequest) -> dict[str, Any]:
         """``request``'s body as the reply's request sends it (``extra_body`` laid over it),
         not streamed: a side request must show the model the same prompt."""
-        return merged_body(self._body(request, str(self.model), stream=False), self._extra_body)
+        return self._request_body(request, str(self.model), stream=False)
 
     async def _side_request(self, side: SideCall) -> Any | None:
         """Post ``side`` (not streamed) beside its request's reply: its JSON, else ``None``.

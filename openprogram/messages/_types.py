@@ -1,4 +1,4 @@
-"""Provider-neutral conversation messages.
+"""Provider-neutral conversation messages: the message and content classes.
 
 Every provider maps these both ways; the runtime only ever sees them. All are
 frozen dataclasses whose repr shows their fields. The system prompt is not a
@@ -162,6 +162,9 @@ class AssistantMessage:
     """The failure text when ``stop_reason`` is ``"error"``."""
     model: str | None = None
     """The model that answered, as the provider reported it."""
+    wire: str | None = field(default=None, repr=False, compare=False)
+    """The wire format that produced the reply (e.g. ``"anthropic"``); its blocks'
+    ``provider_meta`` is echoed back to that wire only (``None``: to any wire)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.content, tuple):
