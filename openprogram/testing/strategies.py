@@ -332,6 +332,7 @@ def policies(
     toolsets: Sequence[str] = DEFAULT_TOOLSETS,
     sources: Sequence[str] = DEFAULT_SOURCES,
     only_available: bool | None = None,
+    nested: bool = True,
 ) -> st.SearchStrategy[Policy]:
     """A ``Policy`` whose names, toolset and sources come from the given vocabulary.
 
@@ -339,40 +340,70 @@ def policies(
         names: Names ``allow``/``deny``/``disabled``/``loaded`` draw from.
         toolsets: Toolsets ``toolset`` draws from (besides ``None`` and ``"none"``).
         sources: Sources ``source`` and ``inherited_sources`` draw from.
-        only_available: Fix ``only_available`` (else drawn, mostly ``True``).
+        only_available: Fix ``only_available`` (``None``: drawn, mostly ``True``).
+        nested: Also draw ``inherited_sources``, the channels of enclosing execs.
     """
     return st.builds(
         Policy,
         toolset=st.sampled_from([None, None, "none", *toolsets]),
         source=st.sampled_from([None, *sources]),
-        allow=st.none() | _subsets(names),
-        deny=_subsets(names, max_size=3),
-        disabled=_subsets(names, max_size=2),
+        # Mostly no cap and few vetoes: a rule about one tool needs policies that offer it.
+        allow=st.one_of(st.none(), st.none(), st.none(), _subsets(names)),
+        deny=st.just(()) | _subsets(names, max_size=3),
+        disabled=st.just(()) | _subsets(names, max_size=2),
         only_available=(
             st.sampled_from([True, True, False])
             if only_available is None
             else st.just(only_available)
         ),
         loaded=_subsets(names),
-        inherited_sources=st.just(()) | _subsets(sources, max_size=1),
+        inherited_sources=_enclosing(sources) if nested else st.just(()),
     )
+
+
+def _enclosing(sources: Sequence[str]) -> st.SearchStrategy[tuple[str, ...]]:
+    """No enclosing exec, or one or two that served these channels (as often as none)."""
+    if not sources:
+        return st.just(())
+    some = st.lists(st.sampled_from(tuple(sources)), min_size=1, max_size=2, unique=True)
+    return st.just(()) | some.map(tuple)
 
 
 def policies_for(
     registry: Registry,
     *,
-    sources: Sequence[str] = DEFAULT_SOURCES,
+    sources: Sequence[str] | None = None,
     extra_names: Collection[str] = (),
+    only_available: bool | None = True,
+    nested: bool = True,
 ) -> st.SearchStrategy[Policy]:
-    """Policies aimed at your registry: its tool names and toolsets, the sources you serve.
+    """Policies aimed at your registry: its tool names, toolsets and channels.
+
+    Every drawn policy applies your availability rules (``check_fn``,
+    ``requires_env``, ``can_use``) unless you ask otherwise: they are part of
+    what a rule about your program is about.
 
     Args:
         registry: Your registry (read now; register everything first).
-        sources: The channel sources your program serves.
+        sources: The channels your program serves (``source`` and the enclosing
+            execs' sources draw from); default: every channel a registered tool
+            names in ``unsafe_in``, plus ``DEFAULT_SOURCES``.
         extra_names: More names to mention (e.g. tools you expect to be absent).
+        only_available: ``True`` (default): L4 applies, as in every exec;
+            ``False``: L4 is off (``Policy(only_available=False)``, an admin
+            listing); ``None``: drawn, mostly ``True``.
+        nested: Also draw the channels of enclosing execs (``inherited_sources``):
+            an exec nested in one that served another channel.
     """
+    if sources is None:
+        channels = [c for tool in registry.tools() for c in tool.unsafe_in]
+        sources = list(dict.fromkeys([*channels, *DEFAULT_SOURCES]))
     return policies(
-        names=[*registry.names(), *extra_names], toolsets=list(registry.toolsets()), sources=sources
+        names=[*registry.names(), *extra_names],
+        toolsets=list(registry.toolsets()),
+        sources=sources,
+        only_available=only_available,
+        nested=nested,
     )
 
 
