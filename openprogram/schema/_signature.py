@@ -25,6 +25,8 @@ from collections import abc
 from dataclasses import dataclass
 from typing import Any, ForwardRef
 
+import pydantic_core
+
 from openprogram._tool_types import ToolContext
 
 __all__ = [
@@ -269,6 +271,8 @@ def _walk_generic(tp: Any, origin: Any, problems: list[str], seen: set[type]) ->
     args = typing.get_args(tp)
     if origin in _WRAPPERS:
         _walk(args[0], problems, seen)
+        if origin is typing.Annotated:
+            problems.extend(_pattern_problems(args[1:]))
     elif origin in _UNIONS or origin in _ARRAYS or origin is tuple:
         for arg in args:
             if arg is not Ellipsis:  # tuple[T, ...]
@@ -285,6 +289,47 @@ def _walk_generic(tp: Any, origin: Any, problems: list[str], seen: set[type]) ->
             _walk(args[1], problems, seen)
     else:
         _fallback(tp, problems)
+
+
+def _pattern_problems(metadata: tuple[Any, ...]) -> list[str]:
+    """Why a ``pattern`` among ``Annotated`` metadata cannot be checked, if it cannot.
+
+    pydantic compiles a pattern given as a string with its Rust regex engine,
+    and only when the validator is first built: a look-around would surface
+    then, as pydantic's own error, long after decoration.
+    """
+    found: list[str] = []
+    for item in metadata:
+        # Field(pattern=...) keeps it in .metadata; StringConstraints has it itself.
+        for holder in (item, *getattr(item, "metadata", ())):
+            pattern = getattr(holder, "pattern", None)
+            if isinstance(pattern, str):
+                problem = _rust_regex_problem(pattern)
+                if problem is not None:
+                    found.append(problem)
+    return found
+
+
+_regex_problems: dict[str, str | None] = {}
+
+
+def _rust_regex_problem(pattern: str) -> str | None:
+    if pattern in _regex_problems:
+        return _regex_problems[pattern]
+    problem: str | None = None
+    try:
+        pydantic_core.SchemaValidator(pydantic_core.core_schema.str_schema(pattern=pattern))
+    except pydantic_core.SchemaError as exc:
+        reason = str(exc).strip().rsplit("\n", 1)[-1].removeprefix("error: ")
+        problem = (
+            f"pattern {pattern!r} cannot be checked: {reason}. pydantic checks a pattern given "
+            "as a string with its Rust regex engine, which has no look-around (?=, ?!, ?<=, ?<!) "
+            "and no back-references; rewrite the pattern without them, or pass it compiled, "
+            "pattern=re.compile(r'...'), to have it checked with Python's re"
+        )
+    if len(_regex_problems) < _MAX_CODES:
+        _regex_problems[pattern] = problem
+    return problem
 
 
 def _check_key(key: Any, problems: list[str]) -> None:
