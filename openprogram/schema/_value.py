@@ -59,7 +59,9 @@ class ValueSchema:
     def json_schema(self) -> dict[str, Any]:
         """The JSON Schema of a value (built on first access, then cached)."""
         if self._json is None:
-            self._json = self._type_adapter().json_schema()
+            from openprogram.schema._generator import JsonSchemaGenerator  # noqa: PLC0415 - lazy
+
+            self._json = self._type_adapter().json_schema(schema_generator=JsonSchemaGenerator)
         return self._json
 
     def validate(self, value: Any, allowed: Sequence[str] = ()) -> Any:

@@ -188,8 +188,10 @@ def output_schema(response_format: Any, *, where: str = "response_format") -> Ou
         # Already imported: the caller's model class could not exist otherwise.
         from pydantic.errors import PydanticUserError  # noqa: PLC0415
 
+        from openprogram.schema._generator import JsonSchemaGenerator  # noqa: PLC0415
+
         try:
-            schema = response_format.model_json_schema()
+            schema = response_format.model_json_schema(schema_generator=JsonSchemaGenerator)
         except PydanticUserError as exc:
             raise InvalidSchemaError(
                 f"{where}: {response_format.__qualname__} has no JSON Schema: {exc}"
