@@ -8,10 +8,12 @@ first use and cached on the :class:`FunctionSchema`, so decorating a thousand
 functions stays cheap.
 
 The modules: ``_derive`` (reading a function), ``_function`` (the schema it
-gives), ``_read`` and ``_signature`` (parameters and annotations), ``_docs``
-(docstrings), ``_fast`` and ``_build`` (the JSON Schema, without and with
-pydantic), ``_strict``, ``_literal`` and ``_errors`` (validation as the JSON
-Schema reads it, and its messages).
+gives), ``_read``, ``_signature`` and ``_walk`` (parameters and annotations,
+and whether each type can have a schema), ``_docs`` (docstrings), ``_fast``,
+``_build`` and ``_generator`` (the JSON Schema, without and with pydantic),
+``_value`` (one value of any such type: a structured answer), ``_strict``,
+``_literal`` and ``_errors`` (validation as the JSON Schema reads it, and its
+messages).
 
 Example:
     >>> def get_weather(city: str, days: int = 1) -> str:

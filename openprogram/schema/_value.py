@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from openprogram.schema._literal import exact_validator
-from openprogram.schema._signature import type_problems
 from openprogram.schema._strict import validate_strict
+from openprogram.schema._walk import type_problems
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
