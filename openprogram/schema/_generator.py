@@ -29,7 +29,8 @@ from pydantic_core import core_schema
 
 __all__ = ["JsonSchemaGenerator", "decimal_pattern"]
 
-_NUMBER = r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+# An exponent of up to six digits: the validator refuses one past the Decimal range.
+_NUMBER = r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]{1,6})?"
 _COMPLEX = rf"^[+-]?(?:{_NUMBER}(?:[+-](?:{_NUMBER})?j)?|(?:{_NUMBER})?j)$"
 _NAIVE_TIME_END = r"[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,6})?)?$"
 _NO_SURROUNDING_SPACE = r"^\S(?:[\s\S]*\S)?$"

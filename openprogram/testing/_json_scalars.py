@@ -26,8 +26,9 @@ _UUID_VERSIONS = {"uuid": 4, "uuid1": 1, "uuid3": 3, "uuid4": 4, "uuid5": 5}
 _ASCII_TEXT = r"^[ -~]*$"
 """Printable ASCII: what a ``bytes`` schema's lengths count correctly (one byte each)."""
 _MULTIPLE_TRIES = 40
-_MAX_MULTIPLIER = 10**9
-"""Far enough for any test, near enough that ``k * step`` stays exact in a float."""
+_MAX_MULTIPLE = 10**6
+"""How far a multiple goes from zero: pydantic's tolerance for ``multiple_of`` on floats
+no longer covers rounding past about ``10**7``."""
 
 
 class Chooser(Protocol):
@@ -99,12 +100,13 @@ def number_value(node: Mapping[str, Any], choose: Chooser, where: str) -> float 
     if k_lo is not None and k_hi is not None and k_lo > k_hi:
         return choose.give_up(f"{where}: no multiple of {step} in range")
     places = _places(step)
+    far = max(1, int(_MAX_MULTIPLE / step))
     for _ in range(_MULTIPLE_TRIES):
         k = choose.integer(k_lo, k_hi)
         if k_hi is None:
-            k = min(k, max(_MAX_MULTIPLIER, k_lo or 0))
+            k = min(k, max(far, k_lo or 0))
         if k_lo is None:
-            k = max(k, min(-_MAX_MULTIPLIER, k_hi or 0))
+            k = max(k, min(-far, k_hi or 0))
         # Rounded to the step's own places: 3 * 0.1 is written 0.3, not 0.30000000000000004.
         value: float | int = k * step if places == 0 else round(k * step, places)
         # jsonschema's test: the quotient must be whole in floating point.

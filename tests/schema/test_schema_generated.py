@@ -173,3 +173,25 @@ def test_generated_answers_of_every_response_type_validate(tp: Any) -> None:
         out.validate(out.unwrap(answer))
 
     check()
+
+
+DECIMAL_STRINGS = [
+    "0", "7", "-12.5", "+0.50", "001.20", ".5", "5.", "1e3", "1E-7", "0E1000000000000000000",
+    "12345", "1234.5", "123.45", "99.999", "0.001", "1.2.3", "", "-", ".", "NaN", "1_000",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("digits", "places"), [(None, None), (5, 2), (4, None), (None, 1), (3, 0), (2, 2)]
+)
+def test_every_decimal_string_the_schema_admits_is_a_valid_decimal(
+    digits: int | None, places: int | None
+) -> None:
+    tp = pydantic.condecimal(max_digits=digits, decimal_places=places)
+    [number, string] = _tool(tp).parameters["properties"]["value"]["anyOf"]
+    assert number["type"] == "number"
+    admitted = [s for s in DECIMAL_STRINGS if re.search(string["pattern"], s)]
+    assert "0" in admitted or digits == places
+    validator = pydantic.TypeAdapter(tp)
+    for text in admitted:
+        validator.validate_json(json.dumps(text), strict=True)
