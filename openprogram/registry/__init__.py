@@ -1,7 +1,7 @@
 """The registry: named tools, lazy cards and toolsets, in registration order.
 
 ``default_registry`` is where ``@function`` and ``@agentic_function`` register
-unless given ``registry=``. See ``docs/gates.md`` (lazy cards and plugins).
+unless given ``registry=``. See ``docs/concepts.md`` and ``docs/gates.md``.
 """
 
 from __future__ import annotations

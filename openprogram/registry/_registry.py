@@ -146,10 +146,13 @@ class Registry:
     def register(self, tool: ToolLike, *, replace: bool = False) -> Tool:
         """Add a tool (any tool-like value is coerced) and return the ``Tool``.
 
-        Registering the very same object again is a no-op. While a lazy card
-        imports its module, a same-named tool that module registers is the
-        card's own implementation arriving, not a conflict: it is returned
-        without being registered (the card stays in place).
+        Registering the very same object again is a no-op. A function defined
+        again under the same qualified name in the same module (a notebook cell
+        run twice, a module reloaded) replaces its earlier tool, keeping its
+        place in the order. While a lazy card imports its module, a same-named
+        tool that module registers is the card's own implementation arriving,
+        not a conflict: it is returned without being registered (the card stays
+        in place).
 
         Raises:
             ValueError: Another tool already has this name and ``replace`` is
@@ -163,7 +166,11 @@ class Registry:
             if existing is not None and not replace:
                 if _materialises(existing, new):
                     return new
-                raise UserError(_duplicate_message(existing, new))
+                if not _redefines(existing, new):
+                    raise UserError(_duplicate_message(existing, new))
+                _log.debug(
+                    "tool %r: %s was defined again; the new one replaces it", new.name, new.origin
+                )
             self._tools[new.name] = new
             self._bump()
         return new
@@ -312,6 +319,26 @@ def _materialises(existing: Tool, new: Tool) -> bool:
     # The card's own module imported some other way (a plain ``import``) registers the
     # same function; anything from another module is a real conflict.
     return getattr(new.fn, "__module__", None) == existing.module_name
+
+
+def _redefines(existing: Tool, new: Tool) -> bool:
+    """Whether ``new`` wraps a function with the same module and qualified name as ``existing``.
+
+    That is the same definition run again (a notebook cell re-run, a module
+    reloaded), not two tools competing for one name.
+    """
+    if isinstance(existing, LazyTool) or isinstance(new, LazyTool):
+        return False
+    old = _defined_as(existing.fn)
+    return old is not None and old == _defined_as(new.fn)
+
+
+def _defined_as(fn: Any) -> tuple[str, str] | None:
+    module = getattr(fn, "__module__", None) if fn is not None else None
+    qualname = getattr(fn, "__qualname__", None) if fn is not None else None
+    if isinstance(module, str) and isinstance(qualname, str):
+        return module, qualname
+    return None
 
 
 def _duplicate_message(existing: Tool, new: Tool) -> str:

@@ -34,7 +34,8 @@ from openprogram.runtime._sync import run_sync
 from openprogram.stores import Store
 
 if TYPE_CHECKING:
-    from pydantic import BaseModel
+    from types import UnionType
+    from typing import _SpecialForm
 
     from openprogram.runtime._runtime import Runtime
     from openprogram.structured import OutputSchema
@@ -48,8 +49,9 @@ DEFAULT_TRIM: Trim = partial(trim_history, max_chars=100_000)
 """The newest exchanges within 100,000 characters (about 25,000 tokens), never a tool
 result without its call (``openprogram.messages.trim_history``)."""
 
-_M = TypeVar("_M", bound="BaseModel")
-_Schema: TypeAlias = "Mapping[str, Any] | OutputSchema"
+_T = TypeVar("_T")
+_Schema: TypeAlias = "Mapping[str, Any] | OutputSchema | _SpecialForm | UnionType"
+"""A ``response_format`` that types no answer (as for ``Runtime.exec``): the answer is ``Any``."""
 
 
 class Conversation:
@@ -109,7 +111,7 @@ class Conversation:
     def __repr__(self) -> str:
         return f"Conversation(conversation_id={self._id!r}, store={self._store!r})"
 
-    # The overloads type the answer as exec's do: text, a model instance, a JSON value;
+    # The overloads type the answer as exec's do: text, a value of the class, a JSON value;
     # with choices= the answer is Any here (exec types it by the options).
     @overload
     def send(
@@ -122,8 +124,8 @@ class Conversation:
     ) -> str: ...
     @overload
     def send(
-        self, content: Any, *, response_format: type[_M], **options: Unpack[FormatKwargs]
-    ) -> _M: ...
+        self, content: Any, *, response_format: type[_T], **options: Unpack[FormatKwargs]
+    ) -> _T: ...
     @overload
     def send(
         self, content: Any, *, response_format: _Schema, **options: Unpack[FormatKwargs]
@@ -157,8 +159,8 @@ class Conversation:
     ) -> str: ...
     @overload
     async def asend(
-        self, content: Any, *, response_format: type[_M], **options: Unpack[FormatKwargs]
-    ) -> _M: ...
+        self, content: Any, *, response_format: type[_T], **options: Unpack[FormatKwargs]
+    ) -> _T: ...
     @overload
     async def asend(
         self, content: Any, *, response_format: _Schema, **options: Unpack[FormatKwargs]

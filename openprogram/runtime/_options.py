@@ -110,7 +110,7 @@ class ExecOptions:
     choices: Any = None
     """Next-step decision options: the final reply picks one (``openprogram.decision``)."""
     response_format: Any = None
-    """A pydantic model class or a JSON Schema: the answer comes back typed and validated."""
+    """A type (model, dataclass, ``list[int]``, ...) or a JSON Schema: the answer, validated."""
     structured_fallback: StructuredFallback = "tool"
     """No native structured output: ``"tool"`` (hidden submit tool), ``"prompt"`` or ``None``."""
     timeout_s: float | None = None

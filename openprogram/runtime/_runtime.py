@@ -41,7 +41,8 @@ from openprogram.runtime._sync import run_sync
 from openprogram.stores import MemoryStore, Store
 
 if TYPE_CHECKING:
-    from pydantic import BaseModel
+    from types import UnionType
+    from typing import _SpecialForm
 
     from openprogram.structured import OutputSchema
     from openprogram.structured._decision import DecisionMenu
@@ -71,9 +72,10 @@ _NO_PROVIDER = (
     "(plus that vendor's API key, e.g. OPENAI_API_KEY), or install the embedded local model "
     "with pip install 'openprogram-ai[local]'; for tests use openprogram.testing.ScriptedProvider"
 )
-_M = TypeVar("_M", bound="BaseModel")
-_Schema: TypeAlias = "Mapping[str, Any] | OutputSchema"
-"""A ``response_format`` that is a JSON Schema: the answer is whatever JSON value it allows."""
+_T = TypeVar("_T")
+_Schema: TypeAlias = "Mapping[str, Any] | OutputSchema | _SpecialForm | UnionType"
+"""A ``response_format`` that types no answer: a JSON Schema, or a typing form that is no
+class (``Literal[...]``, ``Annotated[...]``, ``A | B``): the answer is ``Any``."""
 
 
 class Runtime:
@@ -194,9 +196,9 @@ class Runtime:
 
     # -- running ----------------------------------------------------------------------------
 
-    # The overloads type the answer by what decides it: nothing (text), a model class (an
-    # instance of it), a JSON Schema (its JSON value), ``choices`` by the form of its options,
-    # tried in the order structured/_pick_types.py explains (first fit wins, so keep it).
+    # The overloads type the answer by what decides it: nothing (text), a class or generic
+    # alias (a value of it), a JSON Schema or typing form (Any), ``choices`` by the form of
+    # its options, tried in the order structured/_pick_types.py explains (first fit wins).
     @overload
     def exec(
         self,
@@ -208,8 +210,8 @@ class Runtime:
     ) -> str: ...
     @overload
     def exec(
-        self, content: Any, *, response_format: type[_M], **options: Unpack[FormatKwargs]
-    ) -> _M: ...
+        self, content: Any, *, response_format: type[_T], **options: Unpack[FormatKwargs]
+    ) -> _T: ...
     @overload
     def exec(
         self, content: Any, *, response_format: _Schema, **options: Unpack[FormatKwargs]
@@ -281,12 +283,15 @@ class Runtime:
 
         Returns:
             The text of the final answer; with ``response_format=`` the validated
-            answer (an instance of the model class), with ``choices=`` the pick's result.
-            For type checkers, ``choices=`` of functions gives what they return (their
-            join, e.g. ``object``, when they differ), of values their type, of schema
-            options ``dict[str, Any]``, of a mix of forms ``object``; a JSON Schema
-            ``response_format`` and a prebuilt ``DecisionMenu`` give ``Any``, as the
-            type is only known at run time.
+            answer (a value of the type: a model or dataclass instance, a ``list[int]``,
+            ...), with ``choices=`` the pick's result. For type checkers, a class or
+            generic alias ``response_format`` gives its type (``list[int]`` gives
+            ``list[int]``), a JSON Schema or a typing form that is no class
+            (``Literal[...]``, ``Annotated[...]``; ``A | B`` gives ``A | Any``) gives
+            ``Any``; ``choices=`` of functions gives what they return (their join,
+            e.g. ``object``, when they differ), of values their type, of schema
+            options ``dict[str, Any]``, of a mix of forms ``object``; a prebuilt
+            ``DecisionMenu`` gives ``Any``, as the type is only known at run time.
 
         Raises:
             UserError: Contradictory or invalid options, a forced tool not in the menu.
@@ -312,8 +317,8 @@ class Runtime:
     ) -> str: ...
     @overload
     async def async_exec(
-        self, content: Any, *, response_format: type[_M], **options: Unpack[FormatKwargs]
-    ) -> _M: ...
+        self, content: Any, *, response_format: type[_T], **options: Unpack[FormatKwargs]
+    ) -> _T: ...
     @overload
     async def async_exec(
         self, content: Any, *, response_format: _Schema, **options: Unpack[FormatKwargs]

@@ -7,8 +7,9 @@ keys): a TypedDict, unlike a model, accepts any parameter name (``json``,
 arguments the function is called with, leaving omitted optional arguments to
 the function's own defaults. The JSON Schema comes from the same adapter,
 tidied for models: no auto-generated titles, non-recursive ``$defs`` inlined,
-defaults added. Simple signatures skip pydantic for the JSON Schema
-(``_fast``).
+defaults added, and narrowed where pydantic's own schema admits values its
+validator refuses (``_generator``). Simple signatures skip pydantic for the
+JSON Schema (``_fast``).
 """
 
 from __future__ import annotations
@@ -19,16 +20,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NotRequired, Required
 
 from pydantic import AfterValidator, Field, TypeAdapter
-from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import to_jsonable_python
 from typing_extensions import TypedDict
 
 from openprogram.schema._fast import FieldSpec, finish
+from openprogram.schema._generator import JsonSchemaGenerator
 
 __all__ = ["build_adapter", "build_json_schema"]
 
 
-class _NoFieldTitles(GenerateJsonSchema):
+class _NoFieldTitles(JsonSchemaGenerator):
     # "City" as the title of "city" is noise a model pays tokens for.
     def field_title_should_be_set(self, schema: Any) -> bool:
         return False

@@ -1,4 +1,4 @@
-"""Validation failures as ``"path: message"`` lines a model can act on (seed 001).
+"""Validation failures as ``"path: message"`` lines a model can act on.
 
 Two sources speak the same dialect: pydantic (function tools, validated with
 their own types) and ``jsonschema`` (hand-written specs). Paths join object

@@ -14,6 +14,7 @@ from typing import Any
 
 from openprogram.schema import _docs, _signature
 from openprogram.schema._signature import EMPTY, Param
+from openprogram.schema._walk import type_problems
 
 __all__ = ["Reader", "Visible", "doc_problems", "input_problems", "override_problems"]
 
@@ -121,7 +122,7 @@ class Reader:
                 f"({type(exc).__name__}: {exc}); import the type at module level"
             )
             return None
-        found = _signature.type_problems(tp)
+        found = type_problems(tp)
         self.problems.extend(f"parameter {name!r}: {p}" for p in found)
         return None if found else tp
 

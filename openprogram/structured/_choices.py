@@ -17,7 +17,7 @@ from typing import Any, Literal, TypeAlias
 
 from openprogram.exceptions import InvalidSchemaError, UserError
 from openprogram.schema import FunctionSchema, derive_schema
-from openprogram.structured._options import OutputSchema, is_model_class, output_schema
+from openprogram.structured._options import OutputSchema, is_type, output_schema
 from openprogram.tools import Tool, to_tool
 
 __all__ = ["Choice", "ChoiceKind", "normalize_choices"]
@@ -145,7 +145,7 @@ def _schema_choice(name: str | None, schema: Any, description: str, where: str) 
 def _is_schema_pair(handler: Any) -> bool:
     if not (isinstance(handler, tuple) and len(handler) == 2 and isinstance(handler[0], str)):
         return False
-    return is_model_class(handler[1]) or isinstance(handler[1], Mapping)
+    return is_type(handler[1]) or isinstance(handler[1], Mapping)
 
 
 def _value_name(value: Any, where: str) -> str:

@@ -340,7 +340,7 @@ def _validate(choice: Choice, args: dict[str, Any]) -> Mapping[str, Any]:
             value = choice.output.validate(args)
         except ValidationFailedError as exc:
             raise PickError(_invalid(choice, exc.violations)) from exc
-        return value.model_dump() if choice.output.model is not None else dict(value)
+        return dict(choice.output.dump(value))
     if choice.kind == "value" and args:
         raise PickError(
             f"option {choice.name!r} takes no arguments, got "

@@ -1,14 +1,17 @@
 """Structured-output options: ``response_format=`` normalised, and how the answer is obtained.
 
-``output_schema`` turns a pydantic model class or a JSON Schema dict into an
-``OutputSchema`` (the schema, how to validate it, how it travels);
-``choose_strategy`` picks native, submit-tool or prompt for a provider.
+``output_schema`` turns a type (a pydantic model class, a dataclass, a
+``TypedDict``, ``list[int]``, ``Literal[...]``, a union, ...: what a tool
+parameter may be) or a JSON Schema dict into an ``OutputSchema`` (the schema,
+how to validate it, how it travels); ``choose_strategy`` picks native,
+submit-tool or prompt for a provider.
 """
 
 from __future__ import annotations
 
 import re
 import sys
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeGuard
@@ -23,6 +26,7 @@ from openprogram.providers.base import ResponseFormat
 from openprogram.schema import json_schema_violations
 from openprogram.schema._literal import exact_model_validator
 from openprogram.schema._strict import JSONViolations, validate_strict
+from openprogram.schema._value import UnsupportedTypeError, ValueSchema, value_schema
 from openprogram.structured._parse import parse_json_answer
 
 if TYPE_CHECKING:  # pydantic proper is only needed once a caller hands in a model class
@@ -35,6 +39,7 @@ __all__ = [
     "StructuredFallback",
     "choose_strategy",
     "is_model_class",
+    "is_type",
     "output_schema",
 ]
 
@@ -61,6 +66,8 @@ class OutputSchema:
     """The JSON Schema of the answer, as the caller gave it or pydantic derived it."""
     model: type[pydantic.BaseModel] | None = field(default=None, repr=False)
     """The pydantic model class validating the answer, if one was given."""
+    value_type: ValueSchema | None = field(default=None, repr=False)
+    """The type validating the answer, when another type than a model class was given."""
 
     @property
     def wrapped(self) -> bool:
@@ -111,19 +118,25 @@ class OutputSchema:
             raw: The answer as the model wrote it, kept on the error.
 
         Returns:
-            A model instance when a model class was given, else ``value`` itself.
+            A value of the type when a type was given (a model or dataclass instance,
+            a ``list[int]``, ...), else ``value`` itself.
 
         Raises:
             ValidationFailedError: ``value`` does not conform; ``.violations`` lists why.
         """
+        # JSON from a model, checked as the schema it was shown reads it (no lax coercions).
+        allowed = list(self.schema.get("properties") or ())
         if self.model is not None:
-            # JSON from a model, checked as the schema it was shown reads it (no lax coercions).
-            allowed = list(self.schema.get("properties") or ())
             validator = exact_model_validator(self.model)
             try:
                 return validate_strict(
                     value, validator.validate_json, validator.validate_python, allowed
                 )
+            except JSONViolations as exc:
+                violations = exc.violations
+        elif self.value_type is not None:
+            try:
+                return self.value_type.validate(value, allowed)
             except JSONViolations as exc:
                 violations = exc.violations
         else:
@@ -147,16 +160,27 @@ class OutputSchema:
         """
         return self.validate(self.unwrap(parse_json_answer(text)), raw=text)
 
+    def dump(self, value: Any) -> Any:
+        """A validated answer back as plain Python data (a model or dataclass as a ``dict``)."""
+        if self.model is not None:
+            return value.model_dump()
+        if self.value_type is not None:
+            return self.value_type.dump(value)
+        return value
+
 
 def output_schema(response_format: Any, *, where: str = "response_format") -> OutputSchema:
     """Normalise ``response_format=`` into an ``OutputSchema``.
 
     Args:
-        response_format: A pydantic model class, a JSON Schema dict, or an ``OutputSchema``.
+        response_format: A type (a pydantic model class, dataclass, ``TypedDict``,
+            ``list[int]``, ``Literal[...]``, a union, ...), a JSON Schema dict, or an
+            ``OutputSchema``.
         where: How error messages name the value (e.g. ``"choices['x']"``).
 
     Raises:
-        InvalidSchemaError: It is neither, or the dict is not a valid JSON Schema.
+        InvalidSchemaError: It is none of those, the type has no JSON Schema, or the
+            dict is not a valid JSON Schema.
     """
     if isinstance(response_format, OutputSchema):
         return response_format
@@ -164,8 +188,10 @@ def output_schema(response_format: Any, *, where: str = "response_format") -> Ou
         # Already imported: the caller's model class could not exist otherwise.
         from pydantic.errors import PydanticUserError  # noqa: PLC0415
 
+        from openprogram.schema._generator import JsonSchemaGenerator  # noqa: PLC0415
+
         try:
-            schema = response_format.model_json_schema()
+            schema = response_format.model_json_schema(schema_generator=JsonSchemaGenerator)
         except PydanticUserError as exc:
             raise InvalidSchemaError(
                 f"{where}: {response_format.__qualname__} has no JSON Schema: {exc}"
@@ -180,10 +206,49 @@ def output_schema(response_format: Any, *, where: str = "response_format") -> Ou
         return OutputSchema(
             name=_schema_name(title if isinstance(title, str) else "response"), schema=schema
         )
+    if is_type(response_format):
+        return _type_output(response_format, where)
     raise InvalidSchemaError(
-        f"{where}={response_format!r:.80} is not usable: pass a pydantic model class "
-        '(the answer becomes an instance) or a JSON Schema dict such as {"type": "object", ...}'
+        f"{where}={response_format!r:.80} is not usable: pass a type (a pydantic model, "
+        "dataclass or TypedDict class, list[int], Literal[...], a union, ...: the answer comes "
+        'back as a value of it) or a JSON Schema dict such as {"type": "object", ...}'
     )
+
+
+def is_type(obj: Any) -> bool:
+    """Whether ``obj`` is a class or a typing form (``list[int]``, ``Literal``, ``A | B``)."""
+    return (
+        isinstance(obj, type)
+        or typing.get_origin(obj) is not None
+        or isinstance(obj, typing.NewType)
+    )
+
+
+def _type_output(tp: Any, where: str) -> OutputSchema:
+    try:
+        value_type = value_schema(tp)
+    except UnsupportedTypeError as exc:
+        problems = "; ".join(exc.problems)
+        raise InvalidSchemaError(
+            f"{where}={_type_name(tp)} has no JSON Schema: {problems}"
+        ) from exc
+    # Imported here: pydantic is about to be needed anyway, to build the schema.
+    from pydantic.errors import PydanticUserError  # noqa: PLC0415
+    from pydantic_core import SchemaError  # noqa: PLC0415
+
+    try:
+        schema = value_type.json_schema
+    except (PydanticUserError, SchemaError) as exc:  # what the structural walk could not see
+        reason = str(exc).strip().split("\n", 1)[0]
+        raise InvalidSchemaError(f"{where}={_type_name(tp)} has no JSON Schema: {reason}") from exc
+    name = tp.__name__ if isinstance(tp, type) else "response"
+    return OutputSchema(name=_schema_name(name), schema=schema, value_type=value_type)
+
+
+def _type_name(tp: Any) -> str:
+    if isinstance(tp, type) and typing.get_origin(tp) is None:
+        return tp.__qualname__
+    return repr(tp).replace("typing.", "")
 
 
 def choose_strategy(provider: Any, fallback: StructuredFallback = "tool") -> Strategy:

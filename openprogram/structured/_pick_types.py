@@ -84,7 +84,9 @@ AsyncFunctionOptions: TypeAlias = "_Described[Callable[..., Awaitable[_H]]]"
 """Functions whose result is awaited (``async def``, async tools), bare or described."""
 FunctionOptions: TypeAlias = "_Described[Callable[..., _H]]"
 """Functions, tools and agentic functions, bare or ``(function, "description")``."""
-SchemaOptions: TypeAlias = "_Each[tuple[str, type[BaseModel] | Mapping[str, Any]]]"
+SchemaOptions: TypeAlias = (
+    "_Each[tuple[str, type[BaseModel] | type[DataclassInstance] | Mapping[str, Any]]]"
+)
 """``("description", schema)`` options: the answer is ``{"decision": name, **fields}``."""
 DescribedValueOptions: TypeAlias = "_Each[tuple[_H, str]]"
 """``(value, "description")`` pairs."""

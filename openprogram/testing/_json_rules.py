@@ -12,6 +12,7 @@ from typing import Any
 
 __all__ = [
     "FORMATS",
+    "FORMAT_VARIANTS",
     "TYPES",
     "UnsupportedSchemaError",
     "bounds",
@@ -42,8 +43,33 @@ FORMATS: dict[str, tuple[str, ...]] = {
     "ipv4": ("192.0.2.1", "198.51.100.7"),
     "ipv6": ("2001:db8::1", "::1"),
     "duration": ("P1D", "PT1H30M"),
+    "regex": ("^[a-z]+$", r"\d{3}-\d{4}"),
+    "ipvanyaddress": ("192.0.2.1", "2001:db8::1"),
+    "ipvanyinterface": ("192.0.2.1/24", "2001:db8::1/64"),
+    "ipvanynetwork": ("192.0.2.0/24", "2001:db8::/32"),
+    "ipv4network": ("192.0.2.0/24", "10.0.0.0/8"),
+    "ipv6network": ("2001:db8::/32", "fd00::/8"),
+    "ipv4interface": ("192.0.2.1/24", "10.1.2.3/8"),
+    "ipv6interface": ("2001:db8::1/64", "fd00::1/8"),
+    "base64": ("aGVsbG8=", "b3BlbnByb2dyYW0="),
+    "base64url": ("aGVsbG8=", "b3BlbnByb2dyYW0="),
+    # openprogram's names for dates relative to now (schema/_generator.py)
+    "future-date": ("2999-12-31", "2500-06-15"),
+    "past-date": ("1999-12-31", "1970-01-01"),
+    "future-date-time": ("2999-12-31T23:59:59Z", "2500-06-15T09:30:00+02:00"),
+    "past-date-time": ("1999-12-31T23:59:59Z", "2001-02-03T04:05:06+01:00"),
 }
-"""Formats pydantic emits (and validates), each with valid sample values."""
+"""Formats pydantic and openprogram emit (and validate), each with valid sample values.
+
+``uuid`` and its versions are generated (``_json_scalars``); ``binary`` is
+ASCII text; a format not listed gets plain text.
+"""
+
+FORMAT_VARIANTS: dict[str, tuple[str, ...]] = {
+    "date-time": ("2024-05-17T09:30:00", "1999-12-31 23:59:59.5"),
+}
+"""Other forms validators accept for a format, offered only where a ``pattern`` picks them
+(a naive date-time has no offset, which the RFC 3339 ``date-time`` requires)."""
 
 
 def within(value: float, low: float | None, high: float | None, ol: bool, oh: bool) -> bool:

@@ -7,11 +7,13 @@ value (first branch, fewest items, smallest numbers).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Callable, Mapping
 from typing import Any, NoReturn
 
 from hypothesis import reject
 from hypothesis import strategies as st
+from pydantic_core import SchemaError, SchemaValidator, core_schema
 
 from openprogram.testing._json_values import Walker
 
@@ -60,15 +62,29 @@ class _DrawChooser:
         # Python's `$` also matches before a final newline; pydantic's (Rust) and ECMA's do
         # not, so such strings would be rejected by the validators the values are meant for.
         newline_ok = "$" not in pattern
+        # Python's and Rust's Unicode classes differ at the edges (`\w` takes some characters
+        # only one of them calls a letter): a value must match in both.
+        rust = _rust_matcher(pattern)
 
         def fits(s: str) -> bool:
             sized = low <= len(s) and (high is None or len(s) <= high)
-            return sized and (newline_ok or not s.endswith("\n"))
+            ends = newline_ok or not s.endswith("\n")
+            return sized and ends and (rust is None or rust(s))
 
         return self._draw(st.from_regex(pattern).filter(fits))
 
     def give_up(self, reason: str) -> NoReturn:
         reject()  # this draw cannot become a valid value: Hypothesis tries another
+
+
+@functools.lru_cache(maxsize=256)
+def _rust_matcher(pattern: str) -> Callable[[str], bool] | None:
+    """Whether a string matches ``pattern`` as pydantic checks it (``None``: it cannot)."""
+    try:
+        validator = SchemaValidator(core_schema.str_schema(pattern=pattern))
+    except SchemaError:  # look-around and the like: only Python's re checks this pattern
+        return None
+    return validator.isinstance_python
 
 
 def from_json_schema(

@@ -22,22 +22,23 @@ local ``$ref`` into ``$defs``/``definitions`` (recursion bounded by
 
 from __future__ import annotations
 
-import math
 import random
-import uuid
 from collections.abc import Mapping, Sequence
-from typing import Any, NoReturn, Protocol
+from typing import Any, NoReturn
 
 from openprogram.testing._json_rules import (
-    FORMATS,
     UnsupportedSchemaError,
-    bounds,
     canonical,
-    flat,
     inferred_types,
     merge,
     recursive,
     within,
+)
+from openprogram.testing._json_scalars import (
+    Chooser,
+    integer_value,
+    number_value,
+    string_value,
 )
 from openprogram.testing._regex import UnsupportedPatternError, sample_regex
 
@@ -60,44 +61,6 @@ _UNSUPPORTED = (
 )
 _HARD_DEPTH = 60
 """Nesting beyond which a schema that cannot end (a required recursive field) is an error."""
-
-
-class Chooser(Protocol):
-    """Makes the walker's free choices; every answer must respect the bounds it is given."""
-
-    def index(self, count: int) -> int:
-        """One of ``0..count-1`` (0 is the simplest option)."""
-        ...
-
-    def boolean(self) -> bool:
-        """Include an optional property, pick ``true``, ..."""
-        ...
-
-    def size(self, low: int, high: int | None) -> int:
-        """A length in ``low..high`` (``None``: unbounded, keep it small)."""
-        ...
-
-    def integer(self, low: int | None, high: int | None) -> int:
-        """An integer in ``low..high`` (inclusive; ``None``: unbounded)."""
-        ...
-
-    def number(
-        self, low: float | None, high: float | None, open_low: bool, open_high: bool
-    ) -> float:
-        """A finite float within the bounds (``open_*``: the bound itself is excluded)."""
-        ...
-
-    def text(self, low: int, high: int | None) -> str:
-        """A string of ``low..high`` characters."""
-        ...
-
-    def regex(self, pattern: str, low: int, high: int | None) -> str:
-        """A string of ``low..high`` characters in which ``pattern`` is found."""
-        ...
-
-    def give_up(self, reason: str) -> NoReturn:
-        """No value could be built on this path (e.g. too few unique items): must raise."""
-        ...
 
 
 class SeededChooser:
@@ -267,11 +230,13 @@ class Walker:
         if kind == "boolean":
             return self._choose.boolean()
         if kind == "integer":
-            return self._integer(node, where)
+            return integer_value(node, self._choose, where)
         if kind == "number":
-            return self._number(node, where)
+            return number_value(node, self._choose, where)
         if kind == "string":
-            return self._string(node, where)
+            return string_value(
+                node, self._choose, where, lambda sub: self._value(sub, depth + 1, where)
+            )
         if kind == "array":
             return self._array(node, depth, where)
         if kind == "object":
@@ -319,60 +284,6 @@ class Walker:
         if isinstance(node, Mapping):
             probe = {**node, **{k: defs[k] for k in ("$defs", "definitions") if k in defs}}
         return bool(self._validator(probe).is_valid(value))
-
-    # -- scalars ----------------------------------------------------------------------------
-
-    def _integer(self, node: Mapping[str, Any], where: str) -> int:
-        low, high = bounds(node)
-        lo = None if low is None else math.floor(low[0]) + 1 if low[1] else math.ceil(low[0])
-        hi = None if high is None else math.ceil(high[0]) - 1 if high[1] else math.floor(high[0])
-        step = node.get("multipleOf")
-        if step is not None:
-            if float(step) != int(step):
-                return self._choose.give_up(f"{where}: integer multipleOf {step} is not whole")
-            step = int(step)
-            k_lo = None if lo is None else -(-lo // step)
-            k_hi = None if hi is None else hi // step
-            if k_lo is not None and k_hi is not None and k_lo > k_hi:
-                return self._choose.give_up(f"{where}: no multiple of {step} in range")
-            return int(self._choose.integer(k_lo, k_hi)) * step
-        if lo is not None and hi is not None and lo > hi:
-            return self._choose.give_up(f"{where}: empty integer range {lo}..{hi}")
-        return int(self._choose.integer(lo, hi))
-
-    def _number(self, node: Mapping[str, Any], where: str) -> float | int:
-        low, high = bounds(node)
-        step = node.get("multipleOf")
-        if step is not None:
-            k_lo = None if low is None else math.ceil(low[0] / step)
-            k_hi = None if high is None else math.floor(high[0] / step)
-            if k_lo is not None and k_hi is not None and k_lo > k_hi:
-                return self._choose.give_up(f"{where}: no multiple of {step} in range")
-            for _ in range(10):
-                k = self._choose.integer(k_lo, k_hi)
-                value: float | int = k * step
-                if within(value, *flat(low, high)) and (value / step) == int(value / step):
-                    return value
-            return self._choose.give_up(f"{where}: no exact multiple of {step} found in range")
-        return self._choose.number(*flat(low, high))
-
-    def _string(self, node: Mapping[str, Any], where: str) -> str:
-        low = int(node.get("minLength", 0))
-        high = node.get("maxLength")
-        high = None if high is None else int(high)
-        if high is not None and low > high:
-            return str(self._choose.give_up(f"{where}: minLength > maxLength"))
-        pattern = node.get("pattern")
-        samples = FORMATS.get(str(node.get("format")))
-        if "format" in node and node["format"] == "uuid":
-            samples = (str(uuid.UUID(int=self._choose.integer(0, 2**128 - 1), version=4)),)
-        if samples is not None and pattern is None:
-            fits = [s for s in samples if low <= len(s) <= (high if high is not None else len(s))]
-            if fits:
-                return fits[self._choose.index(len(fits))]
-        if pattern is not None:
-            return self._choose.regex(str(pattern), low, high)
-        return self._choose.text(low, high)
 
     # -- containers -------------------------------------------------------------------------
 

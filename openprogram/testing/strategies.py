@@ -31,14 +31,14 @@ Strategies: ``from_json_schema``, ``tool_names``, ``check_fns``, ``can_use_predi
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from hypothesis import strategies as st
 
 from openprogram.gates import GateContext, Policy
 from openprogram.registry import LazyTool, Registry
+from openprogram.testing._gate_parts import Always, Raises, Scenario, SourceIn, describe
 from openprogram.testing._json_strategy import from_json_schema
 from openprogram.tools import Tool
 
@@ -98,52 +98,6 @@ def _echo(args: Mapping[str, Any]) -> str:
 
 sample_tool = Tool(name="sample_tool", description="Echo the arguments.", execute=_echo)
 """What ``SAMPLE_TARGET`` loads."""
-
-
-class Always:
-    """A predicate that always answers ``value`` (usable as ``check_fn`` and ``can_use``)."""
-
-    def __init__(self, value: bool) -> None:
-        self.value = value
-
-    def __call__(self, *args: Any) -> bool:
-        return self.value
-
-    def __repr__(self) -> str:
-        return f"Always({self.value})"
-
-
-class Raises:
-    """A predicate that always raises ``RuntimeError`` (the tool must be hidden: fail closed)."""
-
-    def __call__(self, *args: Any) -> bool:
-        raise RuntimeError("predicate failed on purpose")
-
-    def __repr__(self) -> str:
-        return "Raises()"
-
-
-class SourceIn:
-    """A ``can_use(ctx)`` that allows the tool only when ``ctx.source`` is one of ``sources``.
-
-    With ``every=True`` it looks at ``ctx.sources`` instead, every source the
-    run came through: the tool is allowed only when there is one and all of
-    them are in ``sources``, so an inner exec that relabels itself
-    (``tools_source="internal"``) inside a ``"public"`` one is still refused.
-    """
-
-    def __init__(self, sources: Iterable[str], *, every: bool = False) -> None:
-        self.sources = frozenset(sources)
-        self.every = every
-
-    def __call__(self, ctx: GateContext) -> bool:
-        if self.every:
-            return bool(ctx.sources) and self.sources.issuperset(ctx.sources)
-        return ctx.source in self.sources
-
-    def __repr__(self) -> str:
-        every = ", every=True" if self.every else ""
-        return f"SourceIn({sorted(self.sources)!r}{every})"
 
 
 _EXPOSE = st.sampled_from([True, True, True, False])
@@ -332,6 +286,7 @@ def policies(
     toolsets: Sequence[str] = DEFAULT_TOOLSETS,
     sources: Sequence[str] = DEFAULT_SOURCES,
     only_available: bool | None = None,
+    nested: bool = True,
 ) -> st.SearchStrategy[Policy]:
     """A ``Policy`` whose names, toolset and sources come from the given vocabulary.
 
@@ -339,40 +294,70 @@ def policies(
         names: Names ``allow``/``deny``/``disabled``/``loaded`` draw from.
         toolsets: Toolsets ``toolset`` draws from (besides ``None`` and ``"none"``).
         sources: Sources ``source`` and ``inherited_sources`` draw from.
-        only_available: Fix ``only_available`` (else drawn, mostly ``True``).
+        only_available: Fix ``only_available`` (``None``: drawn, mostly ``True``).
+        nested: Also draw ``inherited_sources``, the channels of enclosing execs.
     """
     return st.builds(
         Policy,
         toolset=st.sampled_from([None, None, "none", *toolsets]),
         source=st.sampled_from([None, *sources]),
-        allow=st.none() | _subsets(names),
-        deny=_subsets(names, max_size=3),
-        disabled=_subsets(names, max_size=2),
+        # Mostly no cap and few vetoes: a rule about one tool needs policies that offer it.
+        allow=st.one_of(st.none(), st.none(), st.none(), _subsets(names)),
+        deny=st.just(()) | _subsets(names, max_size=3),
+        disabled=st.just(()) | _subsets(names, max_size=2),
         only_available=(
             st.sampled_from([True, True, False])
             if only_available is None
             else st.just(only_available)
         ),
         loaded=_subsets(names),
-        inherited_sources=st.just(()) | _subsets(sources, max_size=1),
+        inherited_sources=_enclosing(sources) if nested else st.just(()),
     )
+
+
+def _enclosing(sources: Sequence[str]) -> st.SearchStrategy[tuple[str, ...]]:
+    """No enclosing exec, or one or two that served these channels (as often as none)."""
+    if not sources:
+        return st.just(())
+    some = st.lists(st.sampled_from(tuple(sources)), min_size=1, max_size=2, unique=True)
+    return st.just(()) | some.map(tuple)
 
 
 def policies_for(
     registry: Registry,
     *,
-    sources: Sequence[str] = DEFAULT_SOURCES,
+    sources: Sequence[str] | None = None,
     extra_names: Collection[str] = (),
+    only_available: bool | None = True,
+    nested: bool = True,
 ) -> st.SearchStrategy[Policy]:
-    """Policies aimed at your registry: its tool names and toolsets, the sources you serve.
+    """Policies aimed at your registry: its tool names, toolsets and channels.
+
+    Every drawn policy applies your availability rules (``check_fn``,
+    ``requires_env``, ``can_use``) unless you ask otherwise: they are part of
+    what a rule about your program is about.
 
     Args:
         registry: Your registry (read now; register everything first).
-        sources: The channel sources your program serves.
+        sources: The channels your program serves (``source`` and the enclosing
+            execs' sources draw from); default: every channel a registered tool
+            names in ``unsafe_in``, plus ``DEFAULT_SOURCES``.
         extra_names: More names to mention (e.g. tools you expect to be absent).
+        only_available: ``True`` (default): L4 applies, as in every exec;
+            ``False``: L4 is off (``Policy(only_available=False)``, an admin
+            listing); ``None``: drawn, mostly ``True``.
+        nested: Also draw the channels of enclosing execs (``inherited_sources``):
+            an exec nested in one that served another channel.
     """
+    if sources is None:
+        channels = [c for tool in registry.tools() for c in tool.unsafe_in]
+        sources = list(dict.fromkeys([*channels, *DEFAULT_SOURCES]))
     return policies(
-        names=[*registry.names(), *extra_names], toolsets=list(registry.toolsets()), sources=sources
+        names=[*registry.names(), *extra_names],
+        toolsets=list(registry.toolsets()),
+        sources=sources,
+        only_available=only_available,
+        nested=nested,
     )
 
 
@@ -410,38 +395,6 @@ def registries(
         if toolsets
         else st.just([]),
     )
-
-
-@dataclass(frozen=True)
-class Scenario:
-    """Tools, a policy and an environment that fit together (``policy.toolset`` is known)."""
-
-    tools: list[Tool]
-    """The tools, in registration order."""
-    policy: Policy
-    """A policy mentioning those tools' names and toolsets."""
-    env: dict[str, str]
-    """What ``requires_env`` reads."""
-
-    def __repr__(self) -> str:
-        # Tool's own repr omits most gate metadata; a failing example must show all of it.
-        tools = ",\n    ".join(describe(tool) for tool in self.tools)
-        return f"Scenario(tools=[\n    {tools}\n  ], policy={self.policy!r}, env={self.env!r})"
-
-
-def describe(tool: Tool) -> str:
-    """One line with every piece of gate metadata of ``tool`` that differs from the default."""
-    parts = [repr(tool.name)]
-    if isinstance(tool, LazyTool):
-        parts.append(f"lazy={tool.target!r}")
-    for field in ("toolset", "unsafe_in", "requires_env"):
-        if getattr(tool, field):
-            parts.append(f"{field}={list(getattr(tool, field))!r}")
-    defaults = {"expose": True, "defer": False, "check_fn": None, "can_use": None}
-    for field, default in defaults.items():
-        if getattr(tool, field) != default:
-            parts.append(f"{field}={getattr(tool, field)!r}")
-    return f"Tool({', '.join(parts)})"
 
 
 def _make_scenario(tools: list[Tool], policy: Policy, env: dict[str, str], pick: int) -> Scenario:

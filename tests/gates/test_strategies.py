@@ -13,6 +13,7 @@ from openprogram.registry import LazyTool, Registry
 from openprogram.testing.strategies import (
     BROKEN_TARGET,
     DEFAULT_NAMES,
+    DEFAULT_SOURCES,
     Always,
     Raises,
     Scenario,
@@ -147,6 +148,34 @@ def test_policies_for_aim_at_a_registry() -> None:
     )
     [found] = _reach(policies_for(reg, extra_names=["ghost"]), lambda p: len(p.deny) == 2)
     assert found.deny == {"mine", "ghost"}
+
+
+@given(policies_for(Registry()))
+def test_policies_for_apply_availability_rules_by_default(policy: Policy) -> None:
+    assert policy.only_available
+
+
+def test_policies_for_can_also_draw_an_admin_listing() -> None:
+    reg = Registry()
+    _reach(policies_for(reg, only_available=None), lambda p: not p.only_available)
+    [admin] = _reach(policies_for(reg, only_available=False), lambda p: True)
+    assert not admin.only_available
+
+
+def test_policies_for_draw_the_registrys_own_channels() -> None:
+    reg = Registry()
+    reg.register(Tool(name="mine", execute=lambda args: None, unsafe_in=["telegram"]))
+    _reach(
+        policies_for(reg),
+        lambda p: p.source == "telegram",
+        lambda p: p.inherited_sources == {"telegram"},
+        lambda p: p.source in DEFAULT_SOURCES,
+    )
+
+
+@given(policies_for(Registry(), nested=False))
+def test_policies_for_without_nesting_have_one_channel_at_most(policy: Policy) -> None:
+    assert policy.inherited_sources == frozenset()
 
 
 def test_predicates_behave_as_named() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -70,6 +71,55 @@ def test_duplicate_name_raises_value_error_naming_both_origins() -> None:
     assert f"{__name__}.weather_b" in text
     assert "replace=True" in text
     assert isinstance(info.value, UserError)
+
+
+_CELL = """
+from openprogram import agentic_function, function
+
+
+@function(registry=registry)
+def greet(name: str) -> str:
+    \"\"\"Greet someone.\"\"\"
+    return "{greeting}, " + name
+
+
+@agentic_function(registry=registry)
+def plan(goal: str) -> str:
+    \"\"\"Plan the steps towards a goal.\"\"\"
+    return "{greeting}: " + goal
+"""
+
+
+def _run_cell(registry: Registry, module: str, greeting: str) -> None:
+    """Run a notebook cell's source the way Jupyter does: in a module's namespace."""
+    namespace: dict[str, Any] = {"__name__": module, "registry": registry}
+    exec(_CELL.format(greeting=greeting), namespace)
+
+
+def test_running_a_notebook_cell_again_replaces_its_tools(caplog: pytest.LogCaptureFixture) -> None:
+    reg = Registry()
+    reg.register(_tool("first"))
+    _run_cell(reg, "__main__", "Hello")
+    reg.register(_tool("last"))
+    with caplog.at_level(logging.DEBUG, logger="openprogram.registry"):
+        _run_cell(reg, "__main__", "Hi")
+    greet, plan = reg.get("greet"), reg.get("plan")
+    assert greet is not None
+    assert plan is not None
+    assert (greet(name="Ada"), plan.fn("tea")) == ("Hi, Ada", "Hi: tea")
+    assert reg.names() == ["first", "greet", "last", "plan"]
+    assert [t.name for t in reg.tools()] == ["first", "greet", "plan", "last"]  # places kept
+    assert "'greet': __main__.greet was defined again" in caplog.text
+
+
+def test_a_same_named_function_from_another_module_is_still_a_duplicate() -> None:
+    reg = Registry()
+    _run_cell(reg, "notebook_one", "Hello")
+    with pytest.raises(UserError, match=r"notebook_one\.greet.*notebook_two\.greet"):
+        _run_cell(reg, "notebook_two", "Hi")
+    greet = reg.get("greet")
+    assert greet is not None
+    assert greet(name="Ada") == "Hello, Ada"
 
 
 def test_registering_the_same_object_again_is_a_no_op() -> None:

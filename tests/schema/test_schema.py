@@ -12,6 +12,7 @@ import enum
 import functools
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -303,6 +304,48 @@ def test_schema_error_is_a_type_error_and_user_error() -> None:
         derive_schema(broken)
     with pytest.raises(UserError):
         derive_schema(broken)
+
+
+@dataclasses.dataclass
+class Account:
+    login: Annotated[str, Field(pattern=r"^(?<!-)[a-z]+$")]
+
+
+def test_a_pattern_the_validator_cannot_compile_fails_at_decoration() -> None:
+    def sign_up(
+        password: Annotated[str, Field(pattern=r"^(?=.*\d).{8,}$")],
+        account: Account,
+        pin: Annotated[str, Field(pattern=r"^(\d)\1{3}$")] = "1111",
+    ) -> str:
+        """Create an account."""
+        return password
+
+    with pytest.raises(SchemaError) as err:
+        derive_schema(sign_up)
+    assert [p.split(":", 1)[0] for p in err.value.problems] == [
+        "parameter 'password'",
+        "parameter 'account'",
+        "parameter 'pin'",
+    ]
+    password, account, pin = err.value.problems
+    assert "pattern '^(?=.*\\\\d).{8,}$' cannot be checked: look-around" in password
+    assert "pattern=re.compile(r'...')" in password
+    assert account.startswith("parameter 'account': field Account.login: pattern '^(?<!-)[a-z]+$'")
+    assert "backreferences are not supported" in pin
+
+
+def test_a_compiled_pattern_with_look_around_is_checked_with_python_re() -> None:
+    def set_password(
+        password: Annotated[str, Field(pattern=re.compile(r"^(?=.*\d).{8,}$"))],
+    ) -> str:
+        """Set the password."""
+        return password
+
+    schema = derive_schema(set_password)
+    assert schema.parameters["properties"]["password"]["pattern"] == r"^(?=.*\d).{8,}$"
+    assert schema.validate({"password": "secret42"}) == {"password": "secret42"}
+    with pytest.raises(ArgumentsError, match="should match pattern"):
+        schema.validate({"password": "no digits"})
 
 
 def test_input_problems_are_reported_with_the_signature_ones() -> None:

@@ -99,14 +99,20 @@ def test_output_schema_passes_through() -> None:
     assert output_schema(out) is out
 
 
+class Opaque:
+    """A class pydantic has no schema for."""
+
+
 @pytest.mark.parametrize(
     ("bad", "fragment"),
     [
         ({"type": "objekt"}, "not a valid JSON Schema at type"),
         ({"properties": {"a": {"minimum": "zero"}}}, "at properties/a/minimum"),
-        (int, "pass a pydantic model class"),
-        ("Person", "pass a pydantic model class"),
-        ([POINT], "pass a pydantic model class"),
+        (Opaque, "response_format=Opaque has no JSON Schema: unsupported annotation"),
+        (list[Opaque], "Opaque] has no JSON Schema: unsupported annotation"),
+        ("Person", "pass a type (a pydantic model, dataclass or TypedDict class"),
+        ([POINT], "pass a type"),
+        (42, "or a JSON Schema dict"),
     ],
 )
 def test_invalid_schemas_are_rejected(bad: Any, fragment: str) -> None:

@@ -242,7 +242,8 @@ def test_no_fallback_without_native_support_is_unsupported() -> None:
     ("kwargs", "error", "needle"),
     [
         ({"response_format": {"type": "objekt"}}, InvalidSchemaError, "not a valid JSON Schema"),
-        ({"response_format": int}, InvalidSchemaError, "pass a pydantic model class"),
+        ({"response_format": "City"}, InvalidSchemaError, "pass a type"),
+        ({"response_format": type(Runtime)}, InvalidSchemaError, "has no JSON Schema"),
         ({"response_format": City, "choices": ["a"]}, UserError, "one or the other"),
         ({"response_format": City, "structured_fallback": "xml"}, UserError, "structured_fallback"),
     ],

@@ -8,6 +8,7 @@ pydantic itself, which also checks ``format``).
 from __future__ import annotations
 
 import datetime
+import json
 import uuid
 from typing import Annotated, Any, Literal
 
@@ -165,3 +166,19 @@ def test_what_cannot_be_generated_is_said_clearly(schema: Any, message: str) -> 
     with pytest.raises(UnsupportedSchemaError) as err:
         example_value(schema)
     assert message in str(err.value)
+
+
+def test_multiples_are_written_as_validators_read_them() -> None:
+    """Rounded to the step's places and near enough to zero for pydantic's float check."""
+    schema = {"type": "number", "multipleOf": 0.1}
+    tenths = pydantic.TypeAdapter(Annotated[float, pydantic.Field(multiple_of=0.1)])
+
+    @settings(max_examples=200, deadline=None, database=None, derandomize=True)
+    @given(from_json_schema(schema))
+    def check(value: float) -> None:
+        assert abs(value) <= 10**6
+        assert value == round(value, 1)
+        jsonschema.validate(value, schema)
+        tenths.validate_json(json.dumps(value), strict=True)
+
+    check()

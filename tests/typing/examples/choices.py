@@ -129,6 +129,7 @@ reveal_type(runtime.exec("Label", choices=[Priority.LOW, 3]))  # R: choices.Prio
 reveal_type(runtime.exec("Plan", choices={"quick": Plan(1), "full": Plan(5)}))  # R: choices.Plan
 reveal_type(runtime.exec("Plan", choices={"a": Opaque(), "b": Opaque()}))  # R: object
 reveal_type(runtime.exec("Route", choices=[("Hand to a team.", Escalation)]))  # R: dict[str, Any]
+reveal_type(runtime.exec("Route", choices={"plan": ("Make a plan.", Plan)}))  # R: dict[str, Any]
 # A class is a value option (returned, not called); a dict names it.
 reveal_type(runtime.exec("Kind", choices={"scale": Priority}))  # R: type[choices.Priority]
 reveal_type(runtime.exec("Kind", choices={"scale": (Priority, "The scale.")}))  # R: type[choices.Priority]  # fmt: skip
