@@ -48,7 +48,10 @@ class _CachedPool:
             self._queued += 1
             self._work.put((fut, fn))
         if start:
-            threading.Thread(target=self._worker, name="openprogram-tool", daemon=True).start()
+            worker = threading.Thread(target=self._worker, name="openprogram-tool", daemon=True)
+            # Started in an empty context: a worker serves every later job, so it must not
+            # carry the frame of the tool call that happened to start it (runtime/_follow.py).
+            contextvars.Context().run(worker.start)
         return fut
 
     def _worker(self) -> None:

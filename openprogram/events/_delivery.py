@@ -31,10 +31,10 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from contextvars import ContextVar
 from typing import Any
 
 from openprogram import _threads
+from openprogram.context import get_frame, use_frame
 
 __all__ = ["MAX_PENDING", "Delivery", "defer", "get_delivery", "is_inline", "use_delivery"]
 
@@ -42,8 +42,6 @@ MAX_PENDING = 10_000
 """Events waiting for slow observers before the emitter waits for room."""
 
 logger = logging.getLogger("openprogram.events")
-
-_current: ContextVar[Delivery | None] = ContextVar("openprogram_delivery", default=None)
 
 
 def is_inline(observer: object) -> bool:
@@ -150,17 +148,14 @@ class Delivery:
 
 def get_delivery() -> Delivery | None:
     """The delivery of the run tree whose inline observers are being called, if any."""
-    return _current.get()
+    return get_frame().delivery
 
 
 @contextlib.contextmanager
 def use_delivery(delivery: Delivery | None) -> Iterator[None]:
-    """Make ``delivery`` the one ``defer`` uses while inline observers run."""
-    token = _current.set(delivery)
-    try:
+    """Make ``delivery`` the one ``defer`` uses while inline observers run (``Frame.delivery``)."""
+    with use_frame(get_frame().replace(delivery=delivery)):
         yield
-    finally:
-        _current.reset(token)
 
 
 def defer(fn: Callable[..., object], *args: Any, **kw: Any) -> None:
@@ -168,7 +163,7 @@ def defer(fn: Callable[..., object], *args: Any, **kw: Any) -> None:
 
     Outside a run (or when called by a non-inline observer) it runs at once.
     """
-    delivery = _current.get()
+    delivery = get_frame().delivery
     if delivery is None:
         fn(*args, **kw)
     else:

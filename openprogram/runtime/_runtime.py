@@ -17,7 +17,6 @@ from openprogram.providers.base import Provider
 from openprogram.registry import Registry, default_registry
 from openprogram.runtime._approval import Approval
 from openprogram.runtime._blocks import RuntimeBlocks
-from openprogram.runtime._bound import BoundCall
 from openprogram.runtime._options import (
     CommonExecKwargs,
     ExecKwargs,
@@ -28,7 +27,6 @@ from openprogram.runtime._options import (
     check_sampling,
 )
 from openprogram.runtime._result import RunResult
-from openprogram.runtime._scope import ToolScope
 from openprogram.runtime._start import run_exec, stream_exec
 from openprogram.runtime._stream import StreamEvent
 from openprogram.runtime._sync import run_sync
@@ -98,10 +96,6 @@ class Runtime:
         'Hello!'
     """
 
-    # The runtime injected into a tool body is a view sharing this __dict__ plus its own
-    # bound scope (runtime/_bound.py), so the scope is a slot, outside the shared state.
-    __slots__ = ("__dict__", "__weakref__", "_bound_call", "_bound_scope")
-
     def __init__(
         self,
         provider: Provider | str | None = None,
@@ -144,17 +138,6 @@ class Runtime:
         self._steering: deque[UserMessage] = deque()
         self._follow_ups: deque[UserMessage] = deque()
         self._entered = RuntimeBlocks()
-        self._bound_scope: ToolScope | None = None
-        self._bound_call: BoundCall | None = None
-
-    def __eq__(self, other: object) -> bool:
-        # A view bound to a tool call's scope is the same runtime (it shares this one's state).
-        if isinstance(other, Runtime):
-            return self.__dict__ is other.__dict__
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return id(self.__dict__)
 
     def __repr__(self) -> str:
         provider = self._provider_spec or (self._provider.name if self._provider else None)
