@@ -172,4 +172,3 @@ def test_sync_picks_hold_a_thread_slot_so_the_thread_cap_bounds_them() -> None:
     usage = rt.last_run.budget_usage
     assert usage.threads == 1
     assert usage.tool_calls == 4  # two agent calls, two picks
-
