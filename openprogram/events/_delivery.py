@@ -81,7 +81,7 @@ class Delivery:
             self._busy += 1
             start, self._running = not self._running, True
         if start:
-            _threads.submit(self._serve)
+            _threads.start(self._serve)
 
     def _drop(self) -> None:
         self.dropped += 1
