@@ -54,12 +54,13 @@ class Delivery:
 
     A burst of events is delivered by one job on ``openprogram._threads``'s
     cached pool (idle workers are reused, so no thread is started per exec);
-    the job returns when the queue is empty and the next event starts another.
+    the job takes every waiting event at once, and returns when the queue is
+    empty; the next event starts another.
     """
 
     def __init__(self) -> None:
         self._jobs: deque[tuple[Callable[..., object], tuple[Any, ...], dict[str, Any]]] = deque()
-        self._cond = threading.Condition()
+        self._cond = threading.Condition(threading.Lock())  # never re-entered: a plain lock
         self._busy = 0  # jobs queued or running
         self._running = False  # a worker is delivering
         self._waiters: list[Callable[[], None]] = []
@@ -98,18 +99,20 @@ class Delivery:
                 if not self._jobs:
                     self._running = False
                     return
-                fn, args, kw = self._jobs.popleft()
-            try:
-                fn(*args, **kw)
-            except Exception:
-                # An observer (or deferred observer work) that raises is logged and ignored,
-                # as inline observers are: tracing must never break the run it traces.
-                logger.exception("openprogram observer work %r raised; ignored", fn)
+                batch, self._jobs = self._jobs, deque()  # all that waits, in one lock round
+            for fn, args, kw in batch:
+                try:
+                    fn(*args, **kw)
+                except Exception:
+                    # An observer (or deferred observer work) that raises is logged and
+                    # ignored, as inline observers are: tracing must never break the run.
+                    logger.exception("openprogram observer work %r raised; ignored", fn)
             with self._cond:
-                self._busy -= 1
+                self._busy -= len(batch)
                 idle = self._busy == 0
                 waiters, self._waiters = (self._waiters, []) if idle else ([], self._waiters)
                 self._cond.notify_all()
+            del batch
             for wake in waiters:
                 wake()
 

@@ -194,11 +194,11 @@ async def _consume(
 def _sampling(run: RunState) -> dict[str, Any]:
     """``temperature``, ``max_tokens``, ``seed``: the exec's, else the runtime's (else None)."""
     options, runtime = run.options, run.runtime
+    temperature, max_tokens, seed = options.temperature, options.max_tokens, options.seed
     return {
-        name: getattr(options, name)
-        if getattr(options, name) is not None
-        else getattr(runtime, name, None)
-        for name in ("temperature", "max_tokens", "seed")
+        "temperature": temperature if temperature is not None else runtime.temperature,
+        "max_tokens": max_tokens if max_tokens is not None else runtime.max_tokens,
+        "seed": seed if seed is not None else runtime.seed,
     }
 
 

@@ -11,9 +11,10 @@ an unspent reservation. The rules themselves live in ``_budget.Ledger``.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import time
-from typing import cast
+from typing import Any, cast
 
 from openprogram.budget import LimitName
 from openprogram.events import BudgetExhausted, BudgetWarning
@@ -96,9 +97,19 @@ def charge_model_call(run: RunState) -> str | None:
 
 def runs_on_thread(tool: Tool) -> bool:
     """Whether a call of ``tool`` runs on a worker thread (so it takes a thread slot)."""
+    fn = tool.fn
+    if fn is None:
+        return True
+    try:
+        return _sync_function(fn)
+    except TypeError:  # an unhashable callable object: asked without the cache
+        return _sync_function.__wrapped__(fn)
+
+
+@functools.lru_cache(maxsize=1024)
+def _sync_function(fn: Any) -> bool:
     # An @agentic_function is a callable object wrapping the function (functools.wraps).
-    fn = inspect.unwrap(tool.fn) if tool.fn is not None else None
-    return not inspect.iscoroutinefunction(fn)
+    return not inspect.iscoroutinefunction(inspect.unwrap(fn))
 
 
 async def take_call(
