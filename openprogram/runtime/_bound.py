@@ -21,6 +21,7 @@ view compares equal to its runtime and hashes like it.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from openprogram.context import CancelSite, Frame, get_frame, new_counter
@@ -98,6 +99,7 @@ def call_frame(
     cancel: CancelSite,
     held: int,
     path: tuple[int, ...],
+    children: Callable[[], int] | None = None,
 ) -> Frame:
     """The frame of one tool call (or ``choices=`` pick) of an exec of ``runtime``.
 
@@ -111,6 +113,8 @@ def call_frame(
         cancel: The call's cancel event and the loop running the call.
         held: Thread slots held by the call's body and the bodies around it.
         path: The call's position in the run tree.
+        children: Numbers the execs started in the call (a new counter when not given;
+            the approval hook and the body of one call share theirs).
     """
     follow_threads()  # threads the body starts carry this frame from now on
     view = _new_view(runtime)
@@ -121,7 +125,7 @@ def call_frame(
         cancel=cancel,
         held=held,
         path=path,
-        children=new_counter(),
+        children=children if children is not None else new_counter(),
     )
     view.__dict__[_FRAME] = frame
     return frame

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from openprogram._tool_types import MAX_QUOTED, quoted, shortened, truncate
-from openprogram.context import Frame, get_frame, use_frame
+from openprogram.context import Frame, get_frame, new_counter, use_frame
 from openprogram.events import (
     SkipReason,
     ToolCallCompleted,
@@ -191,6 +191,15 @@ async def _run_call(call: ToolCall, index: int, batch: Batch) -> ToolResultMessa
     return message
 
 
+@dataclass(frozen=True, slots=True)
+class _Site:
+    """One call of a batch: its position, its cancel event, the counter of execs started in it."""
+
+    index: int
+    cancel: threading.Event = field(default_factory=threading.Event)
+    children: Callable[[], int] = field(default_factory=new_counter)
+
+
 async def _checked_run(
     call: ToolCall, index: int, tool: Tool | None, batch: Batch
 ) -> tuple[ToolResult | None, tuple[ToolFailureKind, str] | None]:
@@ -198,12 +207,13 @@ async def _checked_run(
     refusal = _refusal(call, tool, batch)
     if refusal is not None or tool is None:
         return None, refusal
-    denial = await _approval(call, index, tool, batch)
+    site = _Site(index)
+    denial = await _approval(call, site, tool, batch)
     if denial:
         return None, ("denied", f"Tool call {call.name!r} was denied: {denial}")
     ledger = batch.ledger
     if ledger is None:
-        return await _invoke(call, index, tool, batch, batch.held), None
+        return await _invoke(call, site, tool, batch, batch.held), None
     threaded = runs_on_thread(tool)
     spent = await take_call(
         ledger,
@@ -217,23 +227,22 @@ async def _checked_run(
         exhausted(batch.emitter, ledger, spent)
         return None, ("budget", refused_text(call.name, ledger, spent))
     if not threaded:
-        return await _invoke(call, index, tool, batch, batch.held), None
+        return await _invoke(call, site, tool, batch, batch.held), None
     try:  # execs nested in the body count its slot, so they keep room for its children
-        return await _invoke(call, index, tool, batch, batch.held + 1), None
+        return await _invoke(call, site, tool, batch, batch.held + 1), None
     finally:
         ledger.release_thread()
 
 
-async def _approval(call: ToolCall, index: int, tool: Tool, batch: Batch) -> str | None:
+async def _approval(call: ToolCall, site: _Site, tool: Tool, batch: Batch) -> str | None:
     """The approval verdict; a hook (user code) runs in the call's frame, like its body."""
     if batch.approval is None and not callable(tool.requires_approval):
         return await approval_denial(call, tool.requires_approval, None)
-    cancel = threading.Event()  # an exec in the hook stops when the batch is cancelled
-    with use_frame(_call_frame(index, batch, cancel, batch.held)):
+    with use_frame(_call_frame(site, batch, batch.held)):
         try:
             return await approval_denial(call, tool.requires_approval, batch.approval)
         except asyncio.CancelledError:
-            cancel.set()
+            site.cancel.set()  # an exec in the hook stops when the batch is cancelled
             raise
 
 
@@ -294,7 +303,7 @@ def _refusal_text(
     return None
 
 
-async def _invoke(call: ToolCall, index: int, tool: Tool, batch: Batch, held: int) -> ToolResult:
+async def _invoke(call: ToolCall, site: _Site, tool: Tool, batch: Batch, held: int) -> ToolResult:
     emitter = batch.emitter
 
     def report(text: str) -> None:
@@ -308,8 +317,10 @@ async def _invoke(call: ToolCall, index: int, tool: Tool, batch: Batch, held: in
         )
         emitter.stream(StreamProgress, call_id=call.id, tool_name=call.name, text=text)
 
-    context = ToolContext(call_id=call.id, tool_name=call.name, deps=batch.deps, on_report=report)
-    frame = _call_frame(index, batch, context.cancel, held)
+    context = ToolContext(
+        call_id=call.id, tool_name=call.name, deps=batch.deps, cancel=site.cancel, on_report=report
+    )
+    frame = _call_frame(site, batch, held)
     context.runtime = frame.runtime
     try:
         with use_frame(frame):  # the body, and what it starts, runs in the call's frame
@@ -319,18 +330,19 @@ async def _invoke(call: ToolCall, index: int, tool: Tool, batch: Batch, held: in
         raise
 
 
-def _call_frame(index: int, batch: Batch, cancel: threading.Event, held: int) -> Frame:
+def _call_frame(site: _Site, batch: Batch, held: int) -> Frame:
     """The frame a call runs in: its exec's, or for ``run_tools`` its caller's plus its cancel."""
-    loop = asyncio.get_running_loop()
+    cancel = (site.cancel, asyncio.get_running_loop())
     if batch.scope is None or batch.ledger is None:
-        return get_frame().replace(runtime=batch.runtime, cancel=(cancel, loop), held=held)
+        return get_frame().replace(runtime=batch.runtime, cancel=cancel, held=held)
     return call_frame(
         batch.runtime,
         scope=batch.scope,
         ledger=batch.ledger,
-        cancel=(cancel, loop),
+        cancel=cancel,
         held=held,
-        path=(*batch.turn, index),
+        path=(*batch.turn, site.index),
+        children=site.children,
     )
 
 

@@ -252,3 +252,40 @@ def test_a_thread_keeps_its_frame_after_the_call_that_started_it_ended() -> None
         time.sleep(0.01)
     assert results == ["late done"]
     assert menus[-1] == ["fire_and_forget"]  # the finished call's menu, its veto kept
+
+
+def test_an_exec_in_the_approval_hook_nests_in_its_call_and_is_numbered_with_the_body() -> None:
+    paths: dict[str, tuple[int, ...]] = {}
+    depths: dict[str, int] = {}
+
+    @function(register_globally=False)
+    def where(label: str) -> str:
+        """Record where this call sits.
+
+        Args:
+            label: Which exec called it.
+        """
+        paths[label] = get_frame().path
+        depths[label] = get_frame().depth
+        return "here"
+
+    @agentic_function(register_globally=False)
+    def agent(runtime: Runtime) -> str:
+        """Do the work in an inner exec."""
+        return str(runtime.exec("work", tools=[where]))
+
+    def approve(tool_call: Any) -> None:
+        if tool_call.name == "agent":  # a reviewing model looks at the call first
+            runtime = get_current_runtime()
+            assert runtime is not None
+            runtime.exec("review", tools=[where])
+
+    def model(request: ProviderRequest) -> Any:
+        text = first_text(request)
+        if turn(request) == 0:
+            return call("agent") if text == "go" else call("where", label=text)
+        return "done"
+
+    Runtime(FunctionProvider(model), approval=approve).exec("go", tools=[agent])
+    assert paths == {"review": (1, 0, 0, 1, 0), "work": (1, 0, 1, 1, 0)}
+    assert depths == {"review": 2, "work": 2}
