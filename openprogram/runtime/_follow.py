@@ -65,7 +65,14 @@ def _wrap_thread_start() -> None:
         frame = get_frame()
         if frame.scope is not None:  # started inside a tool call
             run = self.run
-            self.run = lambda: _in_frame(frame, run)  # type: ignore[method-assign]
+
+            def run_in_frame() -> None:
+                try:
+                    _in_frame(frame, run)
+                finally:  # the ended thread keeps no frame (nor the run state it points to)
+                    self.__dict__.pop("run", None)
+
+            self.run = run_in_frame  # type: ignore[method-assign]
         original(self)
 
     start.__doc__ = original.__doc__
