@@ -115,7 +115,7 @@ WAYS: dict[str, Callable[..., Awaitable[Any]]] = {
 
 def one_round(way: Callable[..., Awaitable[Any]], calls: int) -> tuple[float, float]:
     """µs per call, wall and CPU."""
-    global _worker  # noqa: PLW0603 - the per-run worker lives for one round
+    global _worker  # the per-run worker lives for one round
     _worker = _Worker() if way is per_run_worker else None
 
     async def run() -> None:
