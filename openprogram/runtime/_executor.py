@@ -23,7 +23,6 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from openprogram._tool_types import MAX_QUOTED, quoted, shortened, truncate
 from openprogram.context import Frame, get_frame, new_counter, use_frame
 from openprogram.events import (
     SkipReason,
@@ -43,6 +42,7 @@ from openprogram.runtime._approval import Approval, approval_denial
 from openprogram.runtime._bound import call_frame
 from openprogram.runtime._budget import Ledger
 from openprogram.runtime._redact import declared_names, describe_violations
+from openprogram.runtime._refusal import refusal_of
 from openprogram.runtime._run import Emitter
 from openprogram.runtime._scope import ToolScope
 from openprogram.runtime._spend import exhausted, refused_text, runs_on_thread, take_call
@@ -204,7 +204,7 @@ async def _checked_run(
     call: ToolCall, index: int, tool: Tool | None, batch: Batch
 ) -> tuple[ToolResult | None, tuple[ToolFailureKind, str] | None]:
     """The checks of a started call, then its body: ``(result, None)`` or ``(None, refusal)``."""
-    refusal = _refusal(call, tool, batch)
+    refusal = refusal_of(call, tool, batch.tools, batch.deferred, batch.depth_limit)
     if refusal is not None or tool is None:
         return None, refusal
     site = _Site(index)
@@ -257,50 +257,6 @@ def _canonical(call: ToolCall) -> tuple[ToolCall, str]:
     except (RecursionError, ValueError) as exc:
         why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
         return replace(call, arguments={}, arguments_error=f"unreadable arguments: {why}"), "{}"
-
-
-_MAX_REFUSAL = 2_000
-
-
-def _refusal(call: ToolCall, tool: Tool | None, batch: Batch) -> tuple[ToolFailureKind, str] | None:
-    refusal = _refusal_text(call, tool, batch)
-    # Refusals quote the model's own strings: bounded whatever it sent (tool results are too).
-    return None if refusal is None else (refusal[0], truncate(refusal[1], _MAX_REFUSAL))
-
-
-def _refusal_text(
-    call: ToolCall, tool: Tool | None, batch: Batch
-) -> tuple[ToolFailureKind, str] | None:
-    name = call.name
-    if tool is None:
-        if name in batch.deferred:
-            text = (
-                f"Tool {name!r} is deferred and not loaded yet: call tool_search with "
-                f"query 'select:{name}' first, then call {name!r}."
-            )
-        else:
-            names = list(batch.tools)
-            shown = ", ".join(names[:30]) + (
-                f" (and {len(names) - 30} more)" if len(names) > 30 else ""
-            )
-            text = (
-                f"Tool {quoted(name)} is not available in this call: it is not in the menu "
-                f"offered to you. Available tools: {shown or 'none'}."
-            )
-        return "not_in_menu", text
-    if call.arguments_error is not None:
-        why = shortened(call.arguments_error, 4 * MAX_QUOTED)
-        return "malformed_arguments", (
-            f"The arguments of your call to {name!r} are not a valid JSON object "
-            f"({why}). Call {name!r} again with a JSON object matching its "
-            "parameters schema."
-        )
-    if batch.depth_limit is not None and tool.kind == "agentic":
-        return "depth", (
-            f"Tool {name!r} was not run: the nesting depth limit of agentic functions "
-            f"(max_depth={batch.depth_limit}) was reached. Answer with what you have instead."
-        )
-    return None
 
 
 async def _invoke(call: ToolCall, site: _Site, tool: Tool, batch: Batch, held: int) -> ToolResult:
