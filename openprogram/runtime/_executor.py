@@ -215,13 +215,17 @@ async def _checked_run(
     if ledger is None:
         return await _invoke(call, site, tool, batch, batch.held), None
     threaded = runs_on_thread(tool)
-    spent = await take_call(
-        ledger,
-        threaded=threaded,
-        agentic=tool.kind == "agentic",
-        depth=batch.depth,
-        max_depth=batch.max_depth,
-        held=batch.held,
+    spent = (
+        await take_call(
+            ledger,
+            threaded=True,
+            agentic=tool.kind == "agentic",
+            depth=batch.depth,
+            max_depth=batch.max_depth,
+            held=batch.held,
+        )
+        if threaded
+        else ledger.charge_call(tool.kind == "agentic")  # no slot to wait for: no await
     )
     if spent is not None:
         exhausted(batch.emitter, ledger, spent)
@@ -236,8 +240,9 @@ async def _checked_run(
 
 async def _approval(call: ToolCall, site: _Site, tool: Tool, batch: Batch) -> str | None:
     """The approval verdict; a hook (user code) runs in the call's frame, like its body."""
-    if batch.approval is None and not callable(tool.requires_approval):
-        return await approval_denial(call, tool.requires_approval, None)
+    rule = tool.requires_approval
+    if batch.approval is None and not callable(rule):
+        return await approval_denial(call, rule, None) if rule else None
     with use_frame(_call_frame(site, batch, batch.held)):
         try:
             return await approval_denial(call, tool.requires_approval, batch.approval)
