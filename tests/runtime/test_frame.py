@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from openprogram import Runtime, ToolContext, agentic_function, function
@@ -289,3 +290,23 @@ def test_an_exec_in_the_approval_hook_nests_in_its_call_and_is_numbered_with_the
     Runtime(FunctionProvider(model), approval=approve).exec("go", tools=[agent])
     assert paths == {"review": (1, 0, 0, 1, 0), "work": (1, 0, 1, 1, 0)}
     assert depths == {"review": 2, "work": 2}
+
+
+def test_work_submitted_to_a_pool_takes_its_submitters_frame_not_its_threads() -> None:
+    """A pool thread started inside a call serves later work: that work is not in the call."""
+    pool = ThreadPoolExecutor(1)
+    inside: list[tuple[int, ...]] = []
+
+    @function(register_globally=False)
+    def spawn() -> str:
+        """Start the pool's thread from inside this call."""
+        inside.append(pool.submit(lambda: get_frame().path).result())
+        return "spawned"
+
+    try:
+        Runtime(ScriptedProvider([call("spawn"), "done"])).exec("go", tools=[spawn])
+        outside = pool.submit(get_frame).result()
+    finally:
+        pool.shutdown()
+    assert inside == [(1, 0)]
+    assert outside is EMPTY
