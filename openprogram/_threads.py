@@ -17,14 +17,13 @@ that no event loop awaits (``submit``, ``start``) takes the same queue.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
 import logging
 import queue
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 __all__ = ["IDLE_SECONDS", "active_workers", "run_in_thread", "start", "submit"]
 
@@ -136,10 +135,11 @@ async def run_in_thread(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T
     ctx = contextvars.copy_context()
     _pool.put(job)
     await done
-    value = box.pop()
-    if isinstance(value, _Raised):
-        raise value.error
-    return cast(T, value)
+    item = box.pop()
+    if type(item) is _Raised:
+        raise item.error
+    value: T = item
+    return value
 
 
 class _Raised:
@@ -151,8 +151,10 @@ class _Raised:
 
 def _post(loop: asyncio.AbstractEventLoop, done: asyncio.Future[None]) -> None:
     """Wake the loop: ``done`` is set there (the one cross-thread call of a hand-off)."""
-    with contextlib.suppress(RuntimeError):  # the loop closed: nobody awaits the value any more
+    try:  # noqa: SIM105 - contextlib.suppress would cost an object per hand-off
         loop.call_soon_threadsafe(_settle, done)
+    except RuntimeError:  # the loop closed: nobody awaits the value any more
+        pass
 
 
 def _settle(done: asyncio.Future[None]) -> None:
