@@ -6,57 +6,66 @@ bounded shared pool could then deadlock (every worker waiting on work queued
 behind it), so this pool never makes work wait for a busy thread: it reuses an
 idle worker when there is one and starts a new one otherwise. Idle workers
 exit after ``IDLE_SECONDS``. Per-batch concurrency caps live in the executor.
+
+The hand-off is what a tool call on a worker costs beyond its body, so it is
+kept to what it must be: one queue put that wakes a worker, and one
+``call_soon_threadsafe`` that wakes the loop with the result already in it
+(``run_in_thread``), with no ``concurrent.futures.Future`` in between. Work
+that no event loop awaits (``submit``, ``start``) takes the same queue.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
+import logging
 import queue
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
-__all__ = ["IDLE_SECONDS", "active_workers", "run_in_thread", "submit"]
+__all__ = ["IDLE_SECONDS", "active_workers", "run_in_thread", "start", "submit"]
 
 T = TypeVar("T")
 
 IDLE_SECONDS = 2.0
 """How long an idle worker waits for work before exiting."""
 
-_WorkItem = tuple[Future[Any], Callable[[], Any]]
+_log = logging.getLogger("openprogram")
 
 
 class _CachedPool:
     """Reuses idle workers, starts a new one when none is idle, retires idle ones."""
 
     def __init__(self) -> None:
-        self._work: queue.SimpleQueue[_WorkItem] = queue.SimpleQueue()
+        self._work: queue.SimpleQueue[Callable[[], object]] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._idle = 0  # workers waiting for work (or about to)
         self._queued = 0  # items put and not yet taken
         self.workers = 0  # workers alive
 
-    def submit(self, fn: Callable[[], T]) -> Future[T]:
-        fut: Future[T] = Future()
+    def put(self, job: Callable[[], object]) -> None:
+        """Run ``job()`` on a worker (jobs catch their own errors; a stray one is logged)."""
         with self._lock:
             # Every queued item is matched by an idle worker or a new one: never a busy one.
-            start = self._idle <= self._queued
-            if start:
+            new = self._idle <= self._queued
+            if new:
                 self.workers += 1
             self._queued += 1
-            self._work.put((fut, fn))
-        if start:
-            threading.Thread(target=self._worker, name="openprogram-tool", daemon=True).start()
-        return fut
+            self._work.put(job)
+        if new:
+            worker = threading.Thread(target=self._worker, name="openprogram-tool", daemon=True)
+            # Started in an empty context: a worker serves every later job, so it must not
+            # carry the frame of the tool call that happened to start it (runtime/_follow.py).
+            contextvars.Context().run(worker.start)
 
     def _worker(self) -> None:
         with self._lock:
             self._idle += 1
         while True:
             try:
-                fut, fn = self._work.get(timeout=IDLE_SECONDS)
+                job = self._work.get(timeout=IDLE_SECONDS)
             except queue.Empty:
                 with self._lock:
                     if self._queued < self._idle:  # more idle workers than waiting items
@@ -67,12 +76,11 @@ class _CachedPool:
             with self._lock:
                 self._queued -= 1
                 self._idle -= 1
-            if fut.set_running_or_notify_cancel():
-                try:
-                    fut.set_result(fn())
-                except BaseException as exc:  # noqa: BLE001 - re-raised in the awaiting caller
-                    fut.set_exception(exc)
-            del fut, fn
+            try:
+                job()
+            except BaseException:  # noqa: BLE001 - a job's own escape must not kill the worker
+                _log.exception("openprogram worker job %r raised; ignored", job)
+            del job  # the job holds its value until the caller takes it: not past that
             with self._lock:
                 self._idle += 1
 
@@ -85,24 +93,70 @@ def active_workers() -> int:
     return _pool.workers
 
 
+def start(fn: Callable[[], object]) -> None:
+    """Run ``fn()`` on a worker thread; nobody waits for it (it must handle its own errors)."""
+    _pool.put(fn)
+
+
 def submit(fn: Callable[[], T]) -> Future[T]:
     """Run ``fn`` on a worker thread; the returned future resolves with its result."""
-    return _pool.submit(fn)
+    fut: Future[T] = Future()
+
+    def job() -> None:
+        if fut.set_running_or_notify_cancel():
+            try:
+                fut.set_result(fn())
+            except BaseException as exc:  # noqa: BLE001 - re-raised in the waiting caller
+                fut.set_exception(exc)
+
+    _pool.put(job)
+    return fut
 
 
 async def run_in_thread(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
     """Await ``fn(*args, **kwargs)`` run on a worker thread with the current context copied.
 
-    The value comes back through a box the caller empties, not as the
-    future's result: the worker keeps its future until it next runs, which on
-    a busy machine can be after the caller has used the value and dropped it
-    (a tool body's 100 MB string then outlived its exec).
+    The value comes back through a box the caller empties, and the worker
+    wakes the loop only once the box holds it: the worker may be descheduled
+    right after (a busy machine) and keep its frame a while, which then holds
+    nothing of the value (a tool body's 100 MB string would outlive its exec).
     """
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[None] = loop.create_future()
+    box: list[Any] = []
+
+    def job() -> None:
+        try:
+            box.append(ctx.run(fn, *args, **kwargs))
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the awaiting caller
+            box.append(_Raised(exc))
+        _post(loop, done)
+
     ctx = contextvars.copy_context()
-    box: list[T] = []
+    _pool.put(job)
+    await done
+    item = box.pop()
+    if type(item) is _Raised:
+        raise item.error
+    value: T = item
+    return value
 
-    def call() -> None:
-        box.append(ctx.run(fn, *args, **kwargs))
 
-    await asyncio.wrap_future(submit(call))
-    return box.pop()
+class _Raised:
+    __slots__ = ("error",)
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+
+def _post(loop: asyncio.AbstractEventLoop, done: asyncio.Future[None]) -> None:
+    """Wake the loop: ``done`` is set there (the one cross-thread call of a hand-off)."""
+    try:  # noqa: SIM105 - contextlib.suppress would cost an object per hand-off
+        loop.call_soon_threadsafe(_settle, done)
+    except RuntimeError:  # the loop closed: nobody awaits the value any more
+        pass
+
+
+def _settle(done: asyncio.Future[None]) -> None:
+    if not done.done():  # cancelled meanwhile (the exec ended, the call timed out)
+        done.set_result(None)

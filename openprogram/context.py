@@ -1,50 +1,226 @@
-"""The two contextvars nesting rides on, each behind ``get_`` and ``use_`` helpers.
+"""The frame: everything nested code inherits, in one immutable value behind one contextvar.
 
-``_current_runtime`` holds the runtime of the exec whose tool is running (or of
-a ``with runtime:`` block); ``_current_tools`` holds that exec's tool scope
-(resolved menu and inherited vetoes). Both are set only through the ``use_…``
-context managers, which reset their token in ``finally``. asyncio tasks and
-``contextvars.copy_context()`` give every concurrent run its own values.
+A ``Frame`` describes where running code sits in a run tree. Its fields:
 
-This module sits at the bottom of the import graph: it imports ``Runtime``
-for the type checker only, and knows the scope as an opaque object.
+========== ==================================================================================
+field      what it holds
+========== ==================================================================================
+runtime    the current runtime: the runtime injected into the running tool call, or the one
+           of a ``with runtime:`` block or of an agentic function called from Python
+agentic    the agentic function whose body runs (``AgenticFrame``: its name and system prompt)
+scope      the ``ToolScope`` of the exec whose tool call runs: its menu, the vetoes it
+           inherited and added (``Policy``: deny, disabled, allow cap, sources), its depth
+           and its run (``scope.run``: ids, events, deadline)
+ledger     the run tree's budget node that exec charges (``runtime._budget.Ledger``)
+cancel     the running call's cancel event and the event loop running the call
+held       thread slots held by the sync tool bodies the code runs inside
+delivery   the run tree's observer delivery while its inline observers run (``defer`` uses it)
+path       the running call's position in the run tree (see below)
+children   numbers the execs started inside the call, in the order they start
+========== ==================================================================================
+
+Who sets it, each for a block that resets it in ``finally`` (``use_frame``):
+the executor for each tool call it runs (a ``choices=`` pick is run the same
+way), ``with runtime:`` blocks and agentic functions called from Python
+(``runtime``, ``agentic``), and a run emitting to inline observers
+(``delivery``). Outside every such block the frame is ``EMPTY`` (``scope`` is
+``None``: top level). ``Frame`` is the one place a field is added: the
+helpers below read and replace fields of it, and ``Frame.replace`` copies every
+field it does not change.
+
+How it crosses boundaries: asyncio tasks copy the context (so do
+``openprogram._threads.run_in_thread`` and the sync API's worker thread); a
+thread a tool body starts (``threading.Thread``, ``ThreadPoolExecutor``,
+``asyncio.run`` inside either) gets the call's frame when it starts
+(``openprogram.runtime._follow``); and the runtime injected into a tool body
+carries its call's frame explicitly (``openprogram.runtime._bound``), so an
+exec on it nests below the call from any thread at all.
+
+Positions (``path``): a top-level exec is ``()``; the ``k``-th call (from 0)
+of the reply to its ``t``-th model call (from 1) is ``exec_path + (t, k)``; a
+``choices=`` pick is ``(t, 0)`` of the reply it was read from; the ``i``-th
+exec (from 0) started inside a call is ``call_path + (i,)``. Model calls and
+their calls are numbered by the conversation, never by completion order, so
+parallel calls keep their positions whichever finishes first. ``i`` counts
+execs as they start: stable when a call starts its execs one after another,
+and when an async body starts several with ``asyncio.gather`` and each starts
+its exec before it first awaits (tasks start in the order gather made them);
+execs started concurrently on threads the body started are numbered in the
+order the threads get there.
+
+This module sits at the bottom of the import graph: the runtime types it
+names are imported for the type checker only.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
+import itertools
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from openprogram._slot import ContextSlot
 
 if TYPE_CHECKING:  # the runtime package imports this module: a runtime import would be a cycle
+    import asyncio  # for the type checker only: ``import openprogram`` does not load asyncio
+
+    from openprogram.events._delivery import Delivery
     from openprogram.runtime import Runtime
+    from openprogram.runtime._budget import Ledger
+    from openprogram.runtime._scope import ToolScope
 
 __all__ = [
+    "EMPTY",
     "AgenticFrame",
+    "Frame",
     "get_current_frame",
     "get_current_runtime",
     "get_current_tools",
     "get_default_runtime",
+    "get_frame",
+    "new_counter",
     "resolve_runtime",
     "set_default_runtime",
     "set_default_runtime_factory",
     "use_current_frame",
     "use_current_runtime",
     "use_current_tools",
+    "use_frame",
 ]
 
-_current_tools: ContextVar[Any] = ContextVar("openprogram_current_tools", default=None)
-_current_runtime: ContextVar[Runtime | None] = ContextVar(
-    "openprogram_current_runtime", default=None
-)
 
-_current_frame: ContextVar[AgenticFrame | None] = ContextVar(
-    "openprogram_current_frame", default=None
-)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgenticFrame:
+    """The agentic function whose body is running (set by ``@agentic_function``)."""
+
+    name: str
+    """Tool name of the agentic function."""
+    system: str | None = None
+    """System prompt its ``exec`` calls use unless they pass their own."""
+
+
+CancelSite: TypeAlias = "tuple[threading.Event, asyncio.AbstractEventLoop]"
+"""A call's cancel event and the event loop that runs the call."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class Frame:
+    """What code running inside a tool call (or a ``with runtime:`` block) inherits."""
+
+    runtime: Runtime | None = None
+    """The current runtime (the call's injected runtime inside a tool call)."""
+    agentic: AgenticFrame | None = None
+    """The agentic function whose body runs, if any."""
+    scope: ToolScope | None = None
+    """The tool scope of the exec whose call runs (``None``: not inside a tool call)."""
+    ledger: Ledger | None = None
+    """The run tree's budget node that exec charges."""
+    cancel: CancelSite | None = None
+    """The running call's cancel event and the loop running the call."""
+    held: int = 0
+    """Thread slots held by the sync tool bodies the code runs inside."""
+    delivery: Delivery | None = None
+    """The run tree's observer delivery while its inline observers run."""
+    path: tuple[int, ...] = ()
+    """The running call's position in the run tree (module docstring)."""
+    children: Callable[[], int] | None = None
+    """Returns the index of the next exec started inside the call (0, 1, ...)."""
+
+    @property
+    def depth(self) -> int:
+        """Depth of the exec whose call runs (0 outside every tool call)."""
+        return self.scope.depth if self.scope is not None else 0
+
+    def replace(self, **changes: Any) -> Frame:
+        """A copy with ``changes`` applied (every other field kept)."""
+        return dataclasses.replace(self, **changes)
+
+
+EMPTY = Frame()
+"""The frame outside every tool call and ``with runtime:`` block."""
+
+_FRAME: ContextSlot[Frame] = ContextSlot("openprogram_frame", EMPTY)
+
+
+def new_counter() -> Callable[[], int]:
+    """A thread-safe counter from 0 (``Frame.children``)."""
+    return itertools.count().__next__  # one C call: atomic, so threads of one call share it
+
+
+def get_frame() -> Frame:
+    """The frame of the running code (``EMPTY`` at top level)."""
+    return _FRAME.get()
+
+
+def use_frame(frame: Frame) -> AbstractContextManager[Any]:
+    """A context manager making ``frame`` the current frame for its block."""
+    return _FRAME.use(frame)
+
+
+class _Unchanged:
+    """The context manager of a field that already has the value (nothing to set)."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+_UNCHANGED = _Unchanged()
+
+
+def _use_field(name: str, value: Any) -> AbstractContextManager[Any]:
+    frame = _FRAME.get()
+    if getattr(frame, name) is value:
+        return _UNCHANGED
+    return _FRAME.use(frame.replace(**{name: value}))
+
+
+# -- the fields as helpers (older names, kept: the agentic function and the tool scope) ----------
+
+
+def get_current_tools() -> Any:
+    """The tool scope of the exec whose tool is running, or ``None`` at top level."""
+    return _FRAME.get().scope
+
+
+def use_current_tools(scope: Any) -> AbstractContextManager[Any]:
+    """Make ``scope`` the current tool scope for the block."""
+    return _use_field("scope", scope)
+
+
+def get_current_runtime() -> Runtime | None:
+    """The runtime of the enclosing exec or ``with runtime:`` block, or ``None``.
+
+    ``None`` at top level (outside every exec and ``with runtime:`` block), so
+    code that needs one narrows first: ``assert runtime is not None``.
+    """
+    return _FRAME.get().runtime
+
+
+def use_current_runtime(runtime: Runtime) -> AbstractContextManager[Any]:
+    """Make ``runtime`` the current runtime for the block."""
+    return _use_field("runtime", runtime)
+
+
+def get_current_frame() -> AgenticFrame | None:
+    """The innermost running agentic function, or ``None``."""
+    return _FRAME.get().agentic
+
+
+def use_current_frame(frame: AgenticFrame | None) -> AbstractContextManager[Any]:
+    """Mark ``frame`` as the running agentic function for the block (``None``: none is)."""
+    return _use_field("agentic", frame)
+
+
+# -- the default runtime ----------------------------------------------------------------------
 
 
 class _DefaultHolder:
@@ -57,40 +233,6 @@ class _DefaultHolder:
 
 
 _default = _DefaultHolder()
-
-
-def get_current_tools() -> Any:
-    """The tool scope of the exec whose tool is running, or ``None`` at top level."""
-    return _current_tools.get()
-
-
-@contextmanager
-def use_current_tools(scope: Any) -> Iterator[Any]:
-    """Make ``scope`` the current tool scope for the block."""
-    token = _current_tools.set(scope)
-    try:
-        yield scope
-    finally:
-        _current_tools.reset(token)
-
-
-def get_current_runtime() -> Runtime | None:
-    """The runtime of the enclosing exec or ``with runtime:`` block, or ``None``.
-
-    ``None`` at top level (outside every exec and ``with runtime:`` block), so
-    code that needs one narrows first: ``assert runtime is not None``.
-    """
-    return _current_runtime.get()
-
-
-@contextmanager
-def use_current_runtime(runtime: Runtime) -> Iterator[Runtime]:
-    """Make ``runtime`` the current runtime for the block."""
-    token = _current_runtime.set(runtime)
-    try:
-        yield runtime
-    finally:
-        _current_runtime.reset(token)
 
 
 def set_default_runtime(runtime: Any) -> None:
@@ -120,32 +262,7 @@ def resolve_runtime(explicit: Any = None) -> Any:
     """The runtime an agentic function uses: explicit, else current, else default."""
     if explicit is not None:
         return explicit
-    current = _current_runtime.get()
+    current = _FRAME.get().runtime
     if current is not None:
         return current
     return get_default_runtime()
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AgenticFrame:
-    """The agentic function whose body is running (set by ``@agentic_function``)."""
-
-    name: str
-    """Tool name of the agentic function."""
-    system: str | None = None
-    """System prompt its ``exec`` calls use unless they pass their own."""
-
-
-def get_current_frame() -> AgenticFrame | None:
-    """The innermost running agentic function, or ``None``."""
-    return _current_frame.get()
-
-
-@contextmanager
-def use_current_frame(frame: AgenticFrame | None) -> Iterator[AgenticFrame | None]:
-    """Mark ``frame`` as the running agentic function for the block (``None``: none is)."""
-    token = _current_frame.set(frame)
-    try:
-        yield frame
-    finally:
-        _current_frame.reset(token)

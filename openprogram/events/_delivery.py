@@ -31,10 +31,10 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from contextvars import ContextVar
 from typing import Any
 
 from openprogram import _threads
+from openprogram.context import get_frame, use_frame
 
 __all__ = ["MAX_PENDING", "Delivery", "defer", "get_delivery", "is_inline", "use_delivery"]
 
@@ -42,8 +42,6 @@ MAX_PENDING = 10_000
 """Events waiting for slow observers before the emitter waits for room."""
 
 logger = logging.getLogger("openprogram.events")
-
-_current: ContextVar[Delivery | None] = ContextVar("openprogram_delivery", default=None)
 
 
 def is_inline(observer: object) -> bool:
@@ -56,12 +54,13 @@ class Delivery:
 
     A burst of events is delivered by one job on ``openprogram._threads``'s
     cached pool (idle workers are reused, so no thread is started per exec);
-    the job returns when the queue is empty and the next event starts another.
+    the job takes every waiting event at once, and returns when the queue is
+    empty; the next event starts another.
     """
 
     def __init__(self) -> None:
         self._jobs: deque[tuple[Callable[..., object], tuple[Any, ...], dict[str, Any]]] = deque()
-        self._cond = threading.Condition()
+        self._cond = threading.Condition(threading.Lock())  # never re-entered: a plain lock
         self._busy = 0  # jobs queued or running
         self._running = False  # a worker is delivering
         self._waiters: list[Callable[[], None]] = []
@@ -83,7 +82,7 @@ class Delivery:
             self._busy += 1
             start, self._running = not self._running, True
         if start:
-            _threads.submit(self._serve)
+            _threads.start(self._serve)
 
     def _drop(self) -> None:
         self.dropped += 1
@@ -100,18 +99,20 @@ class Delivery:
                 if not self._jobs:
                     self._running = False
                     return
-                fn, args, kw = self._jobs.popleft()
-            try:
-                fn(*args, **kw)
-            except Exception:
-                # An observer (or deferred observer work) that raises is logged and ignored,
-                # as inline observers are: tracing must never break the run it traces.
-                logger.exception("openprogram observer work %r raised; ignored", fn)
+                batch, self._jobs = self._jobs, deque()  # all that waits, in one lock round
+            for fn, args, kw in batch:
+                try:
+                    fn(*args, **kw)
+                except Exception:
+                    # An observer (or deferred observer work) that raises is logged and
+                    # ignored, as inline observers are: tracing must never break the run.
+                    logger.exception("openprogram observer work %r raised; ignored", fn)
             with self._cond:
-                self._busy -= 1
+                self._busy -= len(batch)
                 idle = self._busy == 0
                 waiters, self._waiters = (self._waiters, []) if idle else ([], self._waiters)
                 self._cond.notify_all()
+            del batch
             for wake in waiters:
                 wake()
 
@@ -150,17 +151,14 @@ class Delivery:
 
 def get_delivery() -> Delivery | None:
     """The delivery of the run tree whose inline observers are being called, if any."""
-    return _current.get()
+    return get_frame().delivery
 
 
 @contextlib.contextmanager
 def use_delivery(delivery: Delivery | None) -> Iterator[None]:
-    """Make ``delivery`` the one ``defer`` uses while inline observers run."""
-    token = _current.set(delivery)
-    try:
+    """Make ``delivery`` the one ``defer`` uses while inline observers run (``Frame.delivery``)."""
+    with use_frame(get_frame().replace(delivery=delivery)):
         yield
-    finally:
-        _current.reset(token)
 
 
 def defer(fn: Callable[..., object], *args: Any, **kw: Any) -> None:
@@ -168,7 +166,7 @@ def defer(fn: Callable[..., object], *args: Any, **kw: Any) -> None:
 
     Outside a run (or when called by a non-inline observer) it runs at once.
     """
-    delivery = _current.get()
+    delivery = get_frame().delivery
     if delivery is None:
         fn(*args, **kw)
     else:

@@ -1,6 +1,6 @@
 """The runtime: ``Runtime.exec``, the tool loop, the executor, nesting and streaming.
 
-See ARCHITECTURE §8. ``Runtime`` is also installed as the factory of the
+See docs/concepts.md and docs/design.md. ``Runtime`` is also installed as the factory of the
 default runtime, so ``@agentic_function`` called with no runtime anywhere gets
 ``Runtime()`` (which reads ``OPENPROGRAM_MODEL`` at its first exec).
 """

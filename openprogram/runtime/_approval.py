@@ -1,4 +1,4 @@
-"""Approval (seed 003): the hook consulted before a tool the model picked runs.
+"""Approval: the hook consulted before a tool the model picked runs.
 
 ``approval(call) -> None`` allows, a string denies with that reason. A tool
 that ``requires_approval`` runs only when a hook allows it: with no hook, or a
@@ -20,7 +20,7 @@ from openprogram.tools import ApprovalRule
 __all__ = ["Approval", "approval_denial"]
 
 Approval: TypeAlias = Callable[[ToolCall], "str | Awaitable[str | None] | None"]
-"""``approval(call) -> None`` allows, a string denies with that reason (seed 003)."""
+"""``approval(call) -> None`` allows, a string denies with that reason."""
 
 
 async def approval_denial(call: ToolCall, rule: ApprovalRule, hook: Approval | None) -> str | None:

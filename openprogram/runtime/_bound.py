@@ -1,132 +1,169 @@
-"""Scope without contextvars: the runtime a tool body gets carries its call's tool scope.
+"""Scope without contextvars: the runtime a tool body gets carries its call's frame.
 
-Nesting rides on ``_current_tools``, a contextvar: worker threads of the
-executor get it copied, but a thread the *user* starts in a tool body
-(``threading.Thread``, ``ThreadPoolExecutor``) starts with an empty context.
-An exec started there would find no parent scope and run as a top-level exec:
-the full registry, the vetoes of the enclosing execs dropped, depth back to 1.
+Nesting rides on the frame (``openprogram.context``), a contextvar: worker
+threads of the executor get it copied, and threads a tool body starts get it
+when they start (``_follow``). But code can reach a thread by ways no
+contextvar follows (a thread started by a C extension, a callback on another
+event loop), and a runtime can be kept and used later. So the runtime
+injected into a tool body (its ``runtime`` parameter and
+``ToolContext.runtime``) carries the frame of its call itself: an exec on it
+nests below that call wherever it starts (fail closed), stops when the call
+is cancelled and counts the thread slots the call's bodies hold.
 
-So the runtime injected into a tool body (its ``runtime`` parameter and
-``ToolContext.runtime``) is a *bound view* of the exec's runtime: the same
-object state (one shared ``__dict__``: defaults, hooks, ``last_run``, queues),
-plus the ``ToolScope`` of the exec that is running the call. The scope object
-itself is carried, not a copy of some of its fields, so whatever the scope
-holds (menu, vetoes, sources, depth, the run it belongs to) follows it into
-any thread. An exec on a bound view nests below that scope (fail closed).
-
-Cancellation and thread slots are per *call*, not per scope: the executor
-rebinds the view for each call it runs (``bind_call``) with the call's
-``ToolContext.cancel`` event and the thread slots its callers hold. Both also
-travel in contextvars, which a user thread does not see; ``following_call``
-makes an exec on such a thread stop when its call is cancelled and count the
-slots held above it, as it would on the body's own thread.
+That runtime is a *view*: a small object of a subclass of the runtime's own
+class (so ``isinstance`` and every method, a subclass's overrides included,
+work as on the runtime) that holds the runtime and the frame in its own
+``__dict__``. Every other attribute is read from the runtime and every write
+goes to it, so settings, hooks, queues and ``last_run`` are the runtime's. A
+view compares equal to its runtime and hashes like it.
 """
 
 from __future__ import annotations
 
-import asyncio
 import threading
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from openprogram.context import CancelSite, Frame, get_frame, new_counter
 from openprogram.exceptions import UserError
-from openprogram.runtime._budget import held_threads, use_held_threads
-from openprogram.runtime._cancel import cancelled_with_caller
-from openprogram.runtime._scope import ToolScope, parent_scope
+from openprogram.runtime._follow import follow_threads
 
-__all__ = [
-    "BoundCall",
-    "bind_call",
-    "bind_runtime",
-    "bound_call",
-    "bound_scope",
-    "exec_parent",
-    "following_call",
-]
+if TYPE_CHECKING:
+    from openprogram.runtime._budget import Ledger
+    from openprogram.runtime._scope import ToolScope
+
+__all__ = ["bound_frame", "call_frame", "exec_parent", "origin_of"]
 
 R = TypeVar("R")
 
+_ORIGIN = "_bound_origin"
+_FRAME = "_bound_frame"
 
-def bind_runtime(runtime: R, scope: ToolScope) -> R:
-    """A view of ``runtime`` whose execs nest below ``scope``, from whatever thread they start.
 
-    The view is of the runtime's own class, shares its state, and compares
-    equal to it; only the bound scope is its own.
-    """
-    view = object.__new__(type(runtime))
-    object.__setattr__(view, "__dict__", runtime.__dict__)  # one state: settings, last_run, queues
-    object.__setattr__(view, "_bound_scope", scope)
+class _View:
+    """Mixed into a runtime's class: a view holding the runtime and a call's frame."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        # Reached only for what the view does not hold itself: every runtime attribute.
+        try:
+            origin = object.__getattribute__(self, "__dict__")[_ORIGIN]
+        except KeyError:
+            raise AttributeError(name) from None
+        return getattr(origin, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self.__dict__[_ORIGIN], name, value)
+
+    def __delattr__(self, name: str) -> None:
+        delattr(self.__dict__[_ORIGIN], name)
+
+    def __eq__(self, other: object) -> bool:
+        return origin_of(self) is origin_of(other)
+
+    def __hash__(self) -> int:
+        return hash(self.__dict__[_ORIGIN])
+
+    def __repr__(self) -> str:
+        return repr(self.__dict__[_ORIGIN])
+
+
+_classes: dict[type, type] = {}
+_classes_lock = threading.Lock()
+
+
+def _view_class(cls: type) -> type:
+    view = _classes.get(cls)
+    if view is None:
+        with _classes_lock:
+            view = _classes.get(cls)
+            if view is None:
+                namespace = {"__slots__": (), "__module__": cls.__module__}
+                view = _classes[cls] = type(cls.__name__, (_View, cls), namespace)
     return view
 
 
-@dataclass(frozen=True, slots=True)
-class BoundCall:
-    """The tool call a bound view was handed to."""
-
-    cancel: threading.Event
-    """The call's ``ToolContext.cancel``: set when the call is cancelled or times out."""
-    loop: asyncio.AbstractEventLoop
-    """The loop that runs the call (execs on it are cancelled with its task already)."""
-    held: int
-    """Thread slots held by the call's body and the bodies enclosing it."""
+def _new_view(runtime: R) -> R:
+    origin = origin_of(runtime)
+    view: Any = object.__new__(_view_class(type(origin)))
+    view.__dict__[_ORIGIN] = origin
+    return cast(R, view)
 
 
-def bind_call(runtime: R, call: BoundCall) -> R:
-    """A view of ``runtime`` bound to the same scope and to one tool call of it."""
-    scope = bound_scope(runtime)
-    if scope is None:
-        return runtime  # a host's own runtime object: nothing to nest below
-    view = bind_runtime(runtime, scope)
-    object.__setattr__(view, "_bound_call", call)
-    return view
+def call_frame(
+    runtime: Any,
+    *,
+    scope: ToolScope,
+    ledger: Ledger,
+    cancel: CancelSite,
+    held: int,
+    path: tuple[int, ...],
+    children: Callable[[], int] | None = None,
+) -> Frame:
+    """The frame of one tool call (or ``choices=`` pick) of an exec of ``runtime``.
 
+    Its ``runtime`` is a new view of ``runtime`` carrying this very frame: the
+    runtime the call's body is given.
 
-def bound_call(runtime: Any) -> BoundCall | None:
-    """The tool call ``runtime`` was handed to (``None`` outside a tool call's view)."""
-    call = getattr(runtime, "_bound_call", None)
-    return call if isinstance(call, BoundCall) else None
-
-
-@asynccontextmanager
-async def following_call(runtime: Any) -> AsyncIterator[None]:
-    """Run an exec as part of the call ``runtime`` is bound to, from whatever thread.
-
-    It is cancelled when that call is (its cancel event set: the outer exec
-    cancelled or timed out, or the call's own ``timeout``), and its calls
-    count the thread slots the call's bodies hold (no self-deadlock).
+    Args:
+        runtime: The exec's runtime.
+        scope: The exec's tool scope.
+        ledger: The budget node the exec charges.
+        cancel: The call's cancel event and the loop running the call.
+        held: Thread slots held by the call's body and the bodies around it.
+        path: The call's position in the run tree.
+        children: Numbers the execs started in the call (a new counter when not given;
+            the approval hook and the body of one call share theirs).
     """
-    call = bound_call(runtime)
-    if call is None:
-        async with cancelled_with_caller():
-            yield
-        return
-    with use_held_threads(max(held_threads(), call.held)):
-        async with cancelled_with_caller((call.cancel, call.loop)):
-            yield
+    follow_threads()  # threads the body starts carry this frame from now on
+    view = _new_view(runtime)
+    frame = Frame(
+        runtime=view,
+        scope=scope,
+        ledger=ledger,
+        cancel=cancel,
+        held=held,
+        path=path,
+        children=children if children is not None else new_counter(),
+    )
+    view.__dict__[_FRAME] = frame
+    return frame
 
 
-def bound_scope(runtime: Any) -> ToolScope | None:
-    """The scope ``runtime`` is bound to (``None`` for a runtime made by ``Runtime(...)``)."""
-    scope = getattr(runtime, "_bound_scope", None)
-    return scope if isinstance(scope, ToolScope) else None
+def origin_of(runtime: Any) -> Any:
+    """The runtime a view shows; anything else is returned as is."""
+    if isinstance(runtime, _View):
+        return runtime.__dict__[_ORIGIN]
+    return runtime
 
 
-def exec_parent(runtime: Any) -> ToolScope | None:
-    """The scope a new exec of ``runtime`` nests below: the deeper of the current and the bound one.
+def bound_frame(runtime: Any) -> Frame | None:
+    """The frame of the call ``runtime`` was injected into (``None``: not a view)."""
+    if isinstance(runtime, _View):
+        frame: Frame | None = runtime.__dict__.get(_FRAME)
+        return frame
+    return None
 
-    On the body's own thread both are the same scope (or the current one is
-    deeper: an exec nested further down uses a runtime captured above it). On
-    a thread the body started, only the bound one is there.
+
+def exec_parent(runtime: Any) -> Frame:
+    """The frame a new exec of ``runtime`` nests below: the deeper of the current and the bound one.
+
+    On the body's own thread both are the same call's frame (or the current one
+    is deeper: an exec nested further down uses a runtime injected above it). On
+    a thread nothing copied the context into, only the bound one is there.
+    ``scope is None`` in the result means a top-level exec.
 
     Raises:
         UserError: The runtime is bound to a run unrelated to the one whose
             tool is running here (it leaked from one run into another).
     """
-    current, bound = parent_scope(), bound_scope(runtime)
-    if bound is None or current is None:
-        return current if current is not None else bound
+    current = get_frame()
+    bound = bound_frame(runtime)
+    if bound is None or bound.scope is None:
+        return current
+    if current.scope is None:
+        return bound
     if _descends(current, bound):
         return current
     if _descends(bound, current):
@@ -138,10 +175,10 @@ def exec_parent(runtime: Any) -> ToolScope | None:
     )
 
 
-def _descends(scope: ToolScope, ancestor: ToolScope) -> bool:
-    node: ToolScope | None = scope
+def _descends(frame: Frame, ancestor: Frame) -> bool:
+    node, target = frame.scope, ancestor.scope
     while node is not None:
-        if node is ancestor:
+        if node is target:
             return True
         node = node.parent
     return False

@@ -1,8 +1,9 @@
-"""The ledger of a run-tree budget: one per tree, carried on every exec's ``ToolScope``.
+"""The ledger of a run-tree budget: one per tree, carried in the frame of every tool call.
 
 A top-level exec opens the tree's root ledger from ``Runtime(budget=...)``
 (defaults filled in) tightened by its own ``exec(budget=...)``; an exec
-nested in a tool body finds its parent's scope and shares its ledger, adding
+nested in a tool body finds its parent's ledger in the call's frame
+(``openprogram.context.Frame.ledger``) and shares it, adding
 a node only when it passes a budget of its own. A charge is allowed only if
 every node from the exec's own up to the root has room, so an inner budget
 can only tighten. One lock per tree serialises charges from every thread and
@@ -31,44 +32,14 @@ import asyncio
 import math
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from openprogram.budget import Budget, BudgetUsage, LimitName
 from openprogram.exceptions import BudgetExceeded
 
-__all__ = ["Ledger", "held_threads", "use_held_thread", "use_held_threads"]
+__all__ = ["Ledger"]
 
 _COUNTED: tuple[LimitName, ...] = ("model_calls", "tool_calls", "agentic_calls", "tokens")
-
-_held: ContextVar[int] = ContextVar("openprogram_held_threads", default=0)
-
-
-def held_threads() -> int:
-    """Thread slots held by the tool bodies the current code runs inside."""
-    return _held.get()
-
-
-@contextmanager
-def use_held_threads(count: int) -> Iterator[int]:
-    """Count ``count`` held slots in the block (an exec on a thread its tool body started)."""
-    token = _held.set(count)
-    try:
-        yield count
-    finally:
-        _held.reset(token)
-
-
-@contextmanager
-def use_held_thread() -> Iterator[int]:
-    """Count one more held slot for execs started in the block (a sync body holding one)."""
-    token = _held.set(_held.get() + 1)
-    try:
-        yield _held.get()
-    finally:
-        _held.reset(token)
 
 
 @dataclass(slots=True, eq=False)
@@ -307,9 +278,14 @@ class Ledger:
                     node.spent["agentic_calls"] += 1
         return None
 
-    async def acquire_thread(self, depth: int, max_depth: int) -> bool:
-        """Wait for a thread slot for a sync body; ``False`` when it can never get one."""
-        held = _held.get()
+    async def acquire_thread(self, depth: int, max_depth: int, held: int) -> bool:
+        """Wait for a thread slot for a sync body; ``False`` when it can never get one.
+
+        Args:
+            depth: Depth of the exec making the call.
+            max_depth: That exec's runtime's ``max_depth``.
+            held: Slots the bodies the exec runs inside already hold (``Frame.held``).
+        """
         loop = asyncio.get_running_loop()
         with self.tree.lock:
             if any(held + 1 > limit for limit in self._thread_limits()):

@@ -1,4 +1,4 @@
-"""The tool executor (seed 003): one result per call, in call order, whatever happens.
+"""The tool executor: one result per call, in call order, whatever happens.
 
 No calls → nothing; one → run inline; several → concurrently (at most
 ``MAX_PARALLEL`` sync bodies of a batch at once; async bodies are gathered),
@@ -16,15 +16,14 @@ timeout and truncates the result.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import json
+import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from openprogram._tool_types import MAX_QUOTED, quoted, shortened, truncate
-from openprogram.budget import LimitName
+from openprogram.context import Frame, get_frame, new_counter, use_frame
 from openprogram.events import (
     SkipReason,
     ToolCallCompleted,
@@ -40,12 +39,13 @@ from openprogram.events import (
 from openprogram.messages import ToolCall, ToolResultMessage
 from openprogram.providers._json import without_lone_surrogates
 from openprogram.runtime._approval import Approval, approval_denial
-from openprogram.runtime._bound import BoundCall, bind_call
-from openprogram.runtime._budget import Ledger, held_threads, use_held_thread
-from openprogram.runtime._cancel import use_call_cancel
+from openprogram.runtime._bound import call_frame
+from openprogram.runtime._budget import Ledger
 from openprogram.runtime._redact import declared_names, describe_violations
+from openprogram.runtime._refusal import refusal_of
 from openprogram.runtime._run import Emitter
-from openprogram.runtime._spend import exhausted, refused_text
+from openprogram.runtime._scope import ToolScope
+from openprogram.runtime._spend import exhausted, refused_text, runs_on_thread, take_call
 from openprogram.runtime._stream import StreamProgress, StreamToolResult
 from openprogram.tools import Tool, ToolContext, ToolResult
 
@@ -60,7 +60,7 @@ __all__ = [
 ]
 
 MAX_PARALLEL = 8
-"""Most sync tool bodies of one batch running at once (seed 003's ``MAX_PARALLEL_TOOLS``)."""
+"""Most sync tool bodies of one batch running at once (docs/design.md, "The executor")."""
 
 REPEAT_LIMIT = 2
 """After this many failures of one exact call, the next identical call is not run."""
@@ -68,7 +68,7 @@ REPEAT_LIMIT = 2
 _CANCELLED = "Cancelled: the exec was cancelled or its timeout_s expired while this call ran."
 
 QUEUED_MESSAGE_SKIP = "Skipped due to queued user message"
-"""The result of a call not yet started when a steering message arrives (seed 000)."""
+"""The result of a call not yet started when a steering message arrives."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -80,7 +80,7 @@ class Batch:
     emitter: Emitter
     """Where events go."""
     runtime: Any = None
-    """Put into ``ToolContext.runtime``."""
+    """The runtime running the calls (``ToolContext.runtime`` gets a view of it in an exec)."""
     deps: Any = None
     """Put into ``ToolContext.deps``."""
     approval: Approval | None = None
@@ -97,12 +97,18 @@ class Batch:
     """Failure counts per exact call, for the repeated-failure rule (``None``: off)."""
     schema_hashes: dict[str, str] = field(default_factory=dict)
     """Parameters-schema hash per tool name (shared by the turns of a menu)."""
+    scope: ToolScope | None = None
+    """The calling exec's tool scope (``None``: ``run_tools``; calls join the caller's frame)."""
     ledger: Ledger | None = None
     """The run tree's budget, charged for every call that runs (``None``: no budget)."""
     depth: int = 1
     """Nesting depth of the calling exec (thread slots keep room for deeper levels)."""
     max_depth: int = 8
     """The calling runtime's ``max_depth``."""
+    held: int = 0
+    """Thread slots held by the bodies the calling exec runs inside."""
+    turn: tuple[int, ...] = ()
+    """The calling exec's path plus the model call answered: call ``k`` is at ``turn + (k,)``."""
 
 
 async def run_batch(calls: Sequence[ToolCall], batch: Batch) -> list[ToolResultMessage]:
@@ -110,27 +116,24 @@ async def run_batch(calls: Sequence[ToolCall], batch: Batch) -> list[ToolResultM
     if not calls:
         return []
     if len(calls) == 1:
-        return [await _run_call(calls[0], batch)]
+        return [await _run_call(calls[0], 0, batch)]
     called = [batch.tools.get(call.name) for call in calls]
     if batch.sequential or any(tool is not None and not tool.parallel_safe for tool in called):
-        return [await _run_call(call, batch) for call in calls]
+        return [await _run_call(call, k, batch) for k, call in enumerate(calls)]
     slots = asyncio.Semaphore(MAX_PARALLEL)
-    pending = (_slotted(c, t, batch, slots) for c, t in zip(calls, called, strict=True))
+    pending = (
+        _slotted(c, k, t, batch, slots) for k, (c, t) in enumerate(zip(calls, called, strict=True))
+    )
     return list(await asyncio.gather(*pending))
 
 
 async def _slotted(
-    call: ToolCall, tool: Tool | None, batch: Batch, slots: asyncio.Semaphore
+    call: ToolCall, index: int, tool: Tool | None, batch: Batch, slots: asyncio.Semaphore
 ) -> ToolResultMessage:
-    if tool is None or not _on_thread(tool):
-        return await _run_call(call, batch)  # async bodies (and instant refusals) need no slot
+    if tool is None or not runs_on_thread(tool):
+        return await _run_call(call, index, batch)  # async bodies (and refusals) need no slot
     async with slots:
-        return await _run_call(call, batch)
-
-
-def _unwrapped(fn: Any) -> Any:
-    # An @agentic_function is a callable object wrapping the function (functools.wraps).
-    return inspect.unwrap(fn) if fn is not None else None
+        return await _run_call(call, index, batch)
 
 
 def skip_calls(
@@ -147,7 +150,7 @@ def _skip(call: ToolCall, emitter: Emitter, reason: SkipReason, text: str) -> To
     return result
 
 
-async def _run_call(call: ToolCall, batch: Batch) -> ToolResultMessage:
+async def _run_call(call: ToolCall, index: int, batch: Batch) -> ToolResultMessage:
     emitter = batch.emitter
     if batch.interrupted is not None and batch.interrupted():
         return _skip(call, emitter, "queued_user_message", QUEUED_MESSAGE_SKIP)
@@ -174,7 +177,7 @@ async def _run_call(call: ToolCall, batch: Batch) -> ToolResultMessage:
         arguments=call.arguments if emitter.trace_payloads else None,
     )
     try:
-        result, refusal = await _checked_run(call, tool, batch)
+        result, refusal = await _checked_run(call, index, tool, batch)
     except asyncio.CancelledError:
         # The exec was cancelled or its timeout_s fired: close the started call, then stop.
         _finish(call, batch, started, None, ("cancelled", _CANCELLED))
@@ -188,41 +191,64 @@ async def _run_call(call: ToolCall, batch: Batch) -> ToolResultMessage:
     return message
 
 
+@dataclass(frozen=True, slots=True)
+class _Site:
+    """One call of a batch: its position, its cancel event, the counter of execs started in it."""
+
+    index: int
+    cancel: threading.Event = field(default_factory=threading.Event)
+    children: Callable[[], int] = field(default_factory=new_counter)
+
+
 async def _checked_run(
-    call: ToolCall, tool: Tool | None, batch: Batch
+    call: ToolCall, index: int, tool: Tool | None, batch: Batch
 ) -> tuple[ToolResult | None, tuple[ToolFailureKind, str] | None]:
     """The checks of a started call, then its body: ``(result, None)`` or ``(None, refusal)``."""
-    refusal = _refusal(call, tool, batch)
+    refusal = refusal_of(call, tool, batch.tools, batch.deferred, batch.depth_limit)
     if refusal is not None or tool is None:
         return None, refusal
-    denial = await approval_denial(call, tool.requires_approval, batch.approval)
+    site = _Site(index)
+    denial = await _approval(call, site, tool, batch)
     if denial:
         return None, ("denied", f"Tool call {call.name!r} was denied: {denial}")
     ledger = batch.ledger
     if ledger is None:
-        return await _invoke(call, tool, batch), None
-    threaded = _on_thread(tool)
-    if threaded and not await ledger.acquire_thread(batch.depth, batch.max_depth):
-        spent: LimitName | None = "threads"
-    else:
-        spent = ledger.charge_call(tool.kind == "agentic")  # only calls that will run count
-    if spent is None and threaded:
-        try:
-            with use_held_thread():  # execs nested in the body keep room for its children
-                return await _invoke(call, tool, batch), None
-        finally:
-            ledger.release_thread()
+        return await _invoke(call, site, tool, batch, batch.held), None
+    threaded = runs_on_thread(tool)
+    spent = (
+        await take_call(
+            ledger,
+            threaded=True,
+            agentic=tool.kind == "agentic",
+            depth=batch.depth,
+            max_depth=batch.max_depth,
+            held=batch.held,
+        )
+        if threaded
+        else ledger.charge_call(tool.kind == "agentic")  # no slot to wait for: no await
+    )
     if spent is not None:
-        if threaded and spent != "threads":
-            ledger.release_thread()
         exhausted(batch.emitter, ledger, spent)
         return None, ("budget", refused_text(call.name, ledger, spent))
-    return await _invoke(call, tool, batch), None
+    if not threaded:
+        return await _invoke(call, site, tool, batch, batch.held), None
+    try:  # execs nested in the body count its slot, so they keep room for its children
+        return await _invoke(call, site, tool, batch, batch.held + 1), None
+    finally:
+        ledger.release_thread()
 
 
-def _on_thread(tool: Tool) -> bool:
-    """Whether the body runs on a worker thread (so it takes a thread slot)."""
-    return not inspect.iscoroutinefunction(_unwrapped(tool.fn))
+async def _approval(call: ToolCall, site: _Site, tool: Tool, batch: Batch) -> str | None:
+    """The approval verdict; a hook (user code) runs in the call's frame, like its body."""
+    rule = tool.requires_approval
+    if batch.approval is None and not callable(rule):
+        return await approval_denial(call, rule, None) if rule else None
+    with use_frame(_call_frame(site, batch, batch.held)):
+        try:
+            return await approval_denial(call, tool.requires_approval, batch.approval)
+        except asyncio.CancelledError:
+            site.cancel.set()  # an exec in the hook stops when the batch is cancelled
+            raise
 
 
 def _canonical(call: ToolCall) -> tuple[ToolCall, str]:
@@ -238,51 +264,7 @@ def _canonical(call: ToolCall) -> tuple[ToolCall, str]:
         return replace(call, arguments={}, arguments_error=f"unreadable arguments: {why}"), "{}"
 
 
-_MAX_REFUSAL = 2_000
-
-
-def _refusal(call: ToolCall, tool: Tool | None, batch: Batch) -> tuple[ToolFailureKind, str] | None:
-    refusal = _refusal_text(call, tool, batch)
-    # Refusals quote the model's own strings: bounded whatever it sent (tool results are too).
-    return None if refusal is None else (refusal[0], truncate(refusal[1], _MAX_REFUSAL))
-
-
-def _refusal_text(
-    call: ToolCall, tool: Tool | None, batch: Batch
-) -> tuple[ToolFailureKind, str] | None:
-    name = call.name
-    if tool is None:
-        if name in batch.deferred:
-            text = (
-                f"Tool {name!r} is deferred and not loaded yet: call tool_search with "
-                f"query 'select:{name}' first, then call {name!r}."
-            )
-        else:
-            names = list(batch.tools)
-            shown = ", ".join(names[:30]) + (
-                f" (and {len(names) - 30} more)" if len(names) > 30 else ""
-            )
-            text = (
-                f"Tool {quoted(name)} is not available in this call: it is not in the menu "
-                f"offered to you. Available tools: {shown or 'none'}."
-            )
-        return "not_in_menu", text
-    if call.arguments_error is not None:
-        why = shortened(call.arguments_error, 4 * MAX_QUOTED)
-        return "malformed_arguments", (
-            f"The arguments of your call to {name!r} are not a valid JSON object "
-            f"({why}). Call {name!r} again with a JSON object matching its "
-            "parameters schema."
-        )
-    if batch.depth_limit is not None and tool.kind == "agentic":
-        return "depth", (
-            f"Tool {name!r} was not run: the nesting depth limit of agentic functions "
-            f"(max_depth={batch.depth_limit}) was reached. Answer with what you have instead."
-        )
-    return None
-
-
-async def _invoke(call: ToolCall, tool: Tool, batch: Batch) -> ToolResult:
+async def _invoke(call: ToolCall, site: _Site, tool: Tool, batch: Batch, held: int) -> ToolResult:
     emitter = batch.emitter
 
     def report(text: str) -> None:
@@ -296,17 +278,33 @@ async def _invoke(call: ToolCall, tool: Tool, batch: Batch) -> ToolResult:
         )
         emitter.stream(StreamProgress, call_id=call.id, tool_name=call.name, text=text)
 
-    context = ToolContext(call_id=call.id, tool_name=call.name, deps=batch.deps, on_report=report)
-    # Bound per call: an exec on a thread the body starts stops with this call (its cancel
-    # event) and counts the thread slots held above it, which no contextvar carries there.
-    bound = BoundCall(context.cancel, asyncio.get_running_loop(), held_threads())
-    context.runtime = bind_call(batch.runtime, bound)
+    context = ToolContext(
+        call_id=call.id, tool_name=call.name, deps=batch.deps, cancel=site.cancel, on_report=report
+    )
+    frame = _call_frame(site, batch, held)
+    context.runtime = frame.runtime
     try:
-        with use_call_cancel(context.cancel):  # execs nested in the body stop with this call
+        with use_frame(frame):  # the body, and what it starts, runs in the call's frame
             return await tool.execute(call.arguments, context)
     except asyncio.CancelledError:
         context.cancel.set()  # the exec was cancelled or timed out: tell a polling body to stop
         raise
+
+
+def _call_frame(site: _Site, batch: Batch, held: int) -> Frame:
+    """The frame a call runs in: its exec's, or for ``run_tools`` its caller's plus its cancel."""
+    cancel = (site.cancel, asyncio.get_running_loop())
+    if batch.scope is None or batch.ledger is None:
+        return get_frame().replace(runtime=batch.runtime, cancel=cancel, held=held)
+    return call_frame(
+        batch.runtime,
+        scope=batch.scope,
+        ledger=batch.ledger,
+        cancel=cancel,
+        held=held,
+        path=(*batch.turn, site.index),
+        children=site.children,
+    )
 
 
 def _finish(

@@ -10,25 +10,21 @@ none of that: it raises (``Finale.aborted``).
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from openprogram.context import use_current_runtime, use_current_tools
 from openprogram.exceptions import DecisionError, StructuredOutputError
 from openprogram.messages import AssistantMessage, Message, TextContent, ToolCall, UserMessage
 from openprogram.providers.base import Provider, ResponseFormat, ToolChoice, ToolSpec
-from openprogram.runtime._approval import approval_denial
-from openprogram.runtime._bound import BoundCall, bind_call, bind_runtime
-from openprogram.runtime._budget import held_threads
-from openprogram.runtime._cancel import use_call_cancel
 from openprogram.runtime._options import ExecOptions
+from openprogram.runtime._pick import run_pick
 from openprogram.structured import choose_strategy, output_schema
-from openprogram.structured._decision import DecisionMenu, DecisionTurns, Picked, Reask
+from openprogram.structured._decision import DecisionMenu, DecisionTurns, Reask
 from openprogram.structured._turns import Finished, Repair, StructuredTurns
-from openprogram.tools import to_tool
+
+if TYPE_CHECKING:
+    from openprogram.runtime._run import RunState
 
 __all__ = ["Again", "Finale", "with_instructions"]
 
@@ -92,20 +88,10 @@ class Finale:
         """JSON Schema of a decision's pick (``ProviderRequest.answer_schema``)."""
         return self.decision.menu.pick_schema() if self.decision is not None else None
 
-    def shape(
-        self, tools: tuple[ToolSpec, ...], choice: ToolChoice, parallel: bool
-    ) -> tuple[tuple[ToolSpec, ...], ToolChoice, bool]:
-        """Add the submit tool to a request: one call at a time while it is offered.
-
-        With ``tool_choice="none"`` the caller's tools are withheld and the submit
-        tool is forced, since submitting is then the only way to answer.
-        """
-        spec = self.structured.submit_spec if self.structured is not None else None
-        if spec is None:
-            return tools, choice, parallel
-        if choice == "none":
-            return (spec,), {"type": "function", "name": spec["name"]}, False
-        return (*tools, spec), choice, False
+    @property
+    def submit_spec(self) -> ToolSpec | None:
+        """The hidden submit tool's schema, when structured output uses one (``_choice``)."""
+        return self.structured.submit_spec if self.structured is not None else None
 
     def submissions(self, reply: AssistantMessage) -> list[ToolCall]:
         """The calls of ``reply`` that submit the structured answer."""
@@ -142,22 +128,22 @@ class Finale:
             raw=text,
         )
 
-    async def conclude(self, reply: AssistantMessage, scope: Any, runtime: Any) -> Any:
-        """Judge a final reply (submissions already separated from other calls).
+    async def conclude(self, reply: AssistantMessage, run: RunState) -> Any:
+        """Judge a final reply of ``run`` (submissions already separated from other calls).
 
         Returns:
             ``Again`` for one more model call, or the exec's output.
 
         Raises:
-            DecisionError: The pick is still bad after the re-ask.
+            DecisionError: The pick is still bad after the re-ask, or may not run.
+            BudgetExceeded: The run tree's budget allows no more calls for the pick.
             StructuredOutputError: The answer is still bad after the repair turn.
         """
         if self.decision is not None:
             step = self.decision.judge(reply)
             if isinstance(step, Reask):
                 return Again((step.message,))
-            await _check_pick(step, scope, runtime)
-            return await _run_pick(self.decision.menu, step, scope, runtime)
+            return await run_pick(self.decision.menu, step, run)
         assert self.structured is not None
         turns = self.structured
         submitted = bool(self.submissions(reply))
@@ -166,55 +152,6 @@ class Finale:
             return Again(verdict.messages, verdict.tool_choice)
         assert isinstance(verdict, Finished)
         return verdict.value
-
-
-async def _run_pick(menu: DecisionMenu, step: Picked, scope: Any, runtime: Any) -> Any:
-    """Run the picked function as the exec's next step, in the exec's scope.
-
-    Execs inside it (or in threads it starts) nest below this exec and, like
-    those of a tool call, stop when the exec is cancelled or times out.
-    """
-    cancel = threading.Event()
-    call = BoundCall(cancel, asyncio.get_running_loop(), held_threads())
-    runtime = bind_call(bind_runtime(runtime, scope), call)
-    with use_current_tools(scope), use_current_runtime(runtime), use_call_cancel(cancel):
-        try:
-            return await menu.run(step, runtime)
-        except asyncio.CancelledError:
-            cancel.set()  # execs on other threads watch this event
-            raise
-
-
-async def _check_pick(picked: Picked, scope: Any, runtime: Any) -> None:
-    """A picked function runs only if a tool call of it could: through the gates, approved.
-
-    The gates see the function's real name (not the option's label) and this
-    exec's policy, which carries every enclosing exec's vetoes (law 7); the
-    approval hook sees the real name too, with the label in the call id.
-
-    Raises:
-        DecisionError: A gate refuses it, or approval is refused.
-    """
-    choice = picked.choice
-    if choice.kind != "function":
-        return  # a value or schema option runs no code
-    tool = choice.tool if choice.tool is not None else to_tool(choice.fn)
-    rejection = scope.vet(tool)
-    if rejection is not None:
-        raise DecisionError(
-            f"option {choice.name!r} was picked, but {tool.name!r} is not allowed to run in this "
-            f"exec: {rejection}. A picked function passes the same gates as a tool call (this "
-            "exec's policy and every enclosing exec's vetoes); drop it from choices= or lift "
-            "the veto",
-            problem="vetoed",
-        )
-    call = ToolCall(id=f"decision:{choice.name}", name=tool.name, arguments=dict(picked.arguments))
-    denial = await approval_denial(call, tool.requires_approval, getattr(runtime, "approval", None))
-    if denial is not None:
-        raise DecisionError(
-            f"option {choice.name!r} was picked, but running it was denied: {denial}",
-            problem=denial,
-        )
 
 
 def with_instructions(message: UserMessage, finale: Finale | None) -> UserMessage:

@@ -1,4 +1,4 @@
-"""The tool loop (seed 000's ``_run_loop``), one function per step.
+"""The tool loop (``run_loop``), one function per step.
 
 1. ``request_reply``: request → provider → one ``AssistantMessage``;
 2. ``stopped``: ``stop_reason`` ``error`` raises ``LLMError``, ``aborted`` ends the run
@@ -21,7 +21,6 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-from openprogram.context import use_current_runtime, use_current_tools
 from openprogram.events import (
     AgentResponseReceived,
     MaxIterationsReached,
@@ -47,8 +46,8 @@ from openprogram.providers.base import (
     ThinkingDelta,
     ToolChoice,
 )
-from openprogram.runtime._bound import bind_runtime
 from openprogram.runtime._call_ids import unique_call_ids
+from openprogram.runtime._choice import decide
 from openprogram.runtime._executor import Batch, run_batch, skip_calls
 from openprogram.runtime._finale import Again
 from openprogram.runtime._run import RunState
@@ -58,22 +57,17 @@ from openprogram.runtime._stream import StreamTextDelta, StreamThinkingDelta, St
 __all__ = ["run_loop"]
 
 _CAP_SKIP = "Not run: this exec reached its limit of model calls (max_iterations)."
-_NONE_SKIP = (
-    "Not run: tool calls are disabled in this exec (tool_choice='none'). "
-    "Answer in text from what you have."
-)
 
 
 async def run_loop(run: RunState) -> Any:
     """Drive the run until a final answer, a stop, or the iteration cap; return the output."""
-    choice: ToolChoice = run.options.tool_choice
+    forced: ToolChoice | None = None  # what a repair turn forces for its one call
     while True:
         if run.iterations >= run.options.cap:
             return await at_cap(run)
         deliver_steering(run)
-        reply = await request_reply(run, choice)
-        # "required" and a forced name bind the first call only, so the model can finish.
-        choice = "none" if run.options.tool_choice == "none" else "auto"
+        reply = await request_reply(run, forced=forced)
+        forced = None
         if stopped(run, reply):
             return run.output
         submitted = run.finale.submissions(reply) if run.finale is not None else []
@@ -86,7 +80,7 @@ async def run_loop(run: RunState) -> Any:
         if not isinstance(step, Again):
             return step
         run.messages.extend(step.messages)  # the one re-ask or repair turn
-        choice = step.tool_choice or choice
+        forced = step.tool_choice
 
 
 def deliver_steering(run: RunState) -> None:
@@ -95,25 +89,29 @@ def deliver_steering(run: RunState) -> None:
         run.messages.extend(run.runtime.take_steering())
 
 
-async def request_reply(run: RunState, choice: ToolChoice) -> AssistantMessage:
-    """Step 1: one model call; returns the reply, already appended to the conversation."""
+async def request_reply(
+    run: RunState, *, forced: ToolChoice | None = None, finishing: bool = False
+) -> AssistantMessage:
+    """Step 1: one model call; returns the reply, already appended to the conversation.
+
+    What the request offers (tools, ``tool_choice``, parallel calls) is decided
+    by ``_choice.decide``, from ``forced`` (a repair turn's choice) and
+    ``finishing`` (``on_max_iterations="finish"``'s extra call).
+    """
     run.iterations += 1
     run.step_id = f"s{run.iterations}"
-    choice, low = charge_model_call(run, choice)
-    # A reply that ignores tool_choice="none" gets its calls answered, never run.
-    run.withdrawn = (low or _NONE_SKIP) if choice == "none" else None
-    tools, parallel = run.scope.menu.core.specs, run.options.parallel_tool_calls
-    if run.finale is not None:
-        tools, choice, parallel = run.finale.shape(tools, choice, parallel)
+    shape = decide(run, forced=forced, low=charge_model_call(run), finishing=finishing)
+    run.withdrawn = shape.withdrawn  # a reply that ignores "none" gets its calls answered
+    finale = run.finale
     request = ProviderRequest(
         model=run.model,
         system=run.request_system(),
         messages=tuple(run.messages),
-        tools=tools,
-        tool_choice=choice,
-        parallel_tool_calls=parallel,
-        response_format=run.finale.response_format if run.finale is not None else None,
-        answer_schema=run.finale.answer_schema if run.finale is not None else None,
+        tools=shape.tools,
+        tool_choice=shape.tool_choice,
+        parallel_tool_calls=shape.parallel_tool_calls,
+        response_format=finale.response_format if finale is not None else None,
+        answer_schema=finale.answer_schema if finale is not None else None,
         deadline=run.deadline,
         max_retries=run.runtime.max_retries,
         **_sampling(run),
@@ -202,11 +200,11 @@ async def _consume(
 def _sampling(run: RunState) -> dict[str, Any]:
     """``temperature``, ``max_tokens``, ``seed``: the exec's, else the runtime's (else None)."""
     options, runtime = run.options, run.runtime
+    temperature, max_tokens, seed = options.temperature, options.max_tokens, options.seed
     return {
-        name: getattr(options, name)
-        if getattr(options, name) is not None
-        else getattr(runtime, name, None)
-        for name in ("temperature", "max_tokens", "seed")
+        "temperature": temperature if temperature is not None else runtime.temperature,
+        "max_tokens": max_tokens if max_tokens is not None else runtime.max_tokens,
+        "seed": seed if seed is not None else runtime.seed,
     }
 
 
@@ -283,9 +281,8 @@ def stopped(run: RunState, reply: AssistantMessage) -> bool:
 
 
 async def execute_calls(run: RunState, calls: list[ToolCall]) -> None:
-    """Step 4: run the calls with the exec's scope and runtime current; append the results."""
-    scope = run.scope
-    runtime = bind_runtime(run.runtime, scope)  # tool bodies get it: it carries the scope
+    """Step 4: run the calls, each in a frame of this exec; append one result per call."""
+    scope, runtime = run.scope, run.runtime
     if run.streaming:
         for call in calls:
             run.stream(StreamToolCall, call=call)
@@ -305,17 +302,18 @@ async def execute_calls(run: RunState, calls: list[ToolCall]) -> None:
         depth_limit=runtime.max_depth if scope.depth >= runtime.max_depth else None,
         interrupted=runtime.steering_pending if run.parent is None else None,
         failures=run.failures,
-        ledger=scope.ledger,
+        scope=scope,
+        ledger=run.ledger,
         depth=scope.depth,
         max_depth=runtime.max_depth,
+        held=run.held,
+        turn=(*run.path, run.iterations),
     )
-    with use_current_tools(scope), use_current_runtime(runtime):
-        results = await run_batch(calls, batch)
-    run.messages.extend(results)
+    run.messages.extend(await run_batch(calls, batch))
 
 
 def wants_another_round(run: RunState, reply: AssistantMessage) -> bool:
-    """After a text answer: queued steering or follow-ups start another round (seed 000).
+    """After a text answer: queued steering or follow-ups start another round.
 
     Both are the user's messages to the top-level conversation, so runs nested in
     tool bodies neither take nor wait for them.
@@ -359,7 +357,7 @@ async def conclude(run: RunState, reply: AssistantMessage, submitted: list[ToolC
     others = [c for c in reply.tool_calls if c not in submitted]
     if others:
         await execute_calls(run, others)
-    step = await run.finale.conclude(reply, run.scope, run.runtime)
+    step = await run.finale.conclude(reply, run)
     if not isinstance(step, Again):
         run.stop_reason = "stop"
         run.output = step
@@ -384,7 +382,7 @@ async def at_cap(run: RunState) -> Any:
         )
     if action == "finish":
         deliver_steering(run)
-        reply = await request_reply(run, "none")
+        reply = await request_reply(run, finishing=True)
         if stopped(run, reply):
             return run.output
         submitted = run.finale.submissions(reply) if run.finale is not None else []
@@ -400,7 +398,7 @@ async def _output_at_cap(run: RunState, reply: AssistantMessage | None) -> Any:
     """The reply's text; with ``choices``/``response_format``, its verdict with no turn left."""
     if run.finale is not None and reply is not None:
         run.finale.last_chance()
-        run.output = await run.finale.conclude(reply, run.scope, run.runtime)
+        run.output = await run.finale.conclude(reply, run)
     else:
         run.output = reply.text if reply is not None else ""
     run.stop_reason = "max_iterations"

@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 MAX_ITERATIONS_CAP = 50
-"""Hard cap on model calls per exec, whatever ``max_iterations`` asks (seed 000)."""
+"""Hard cap on model calls per exec, whatever ``max_iterations`` asks."""
 
 OnMaxIterations: TypeAlias = Literal["return", "raise", "finish"]
 
@@ -89,7 +89,7 @@ class ExecKwargs(CommonExecKwargs, total=False):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ExecOptions:
-    """Validated options of one exec (ARCHITECTURE §8)."""
+    """Validated options of one exec (docs/concepts.md)."""
 
     tools: Sequence[Any] | None = None
     """Tool-likes offered to the model (then gated); ``None``: inherit or use the registry."""

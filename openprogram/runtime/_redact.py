@@ -3,7 +3,7 @@
 A violation text is written for the model, which may see its own arguments,
 and a few quote them: JSON Schema's own messages for hand-written schemas do
 (``'abc' is too long``, ``-3 is less than the minimum of 0``). Events must not
-carry argument values unless ``trace_payloads=True`` (ARCHITECTURE §9), so
+carry argument values unless ``trace_payloads=True`` (docs/observability.md), so
 ``ToolInputValidationFailed`` gets the violations with every quoted argument
 value replaced by ``<value>``.
 

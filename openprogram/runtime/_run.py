@@ -20,6 +20,7 @@ from openprogram.runtime._options import ExecOptions
 from openprogram.runtime._result import RunResult
 
 if TYPE_CHECKING:
+    from openprogram.runtime._budget import Ledger
     from openprogram.runtime._finale import Finale
     from openprogram.runtime._scope import Menu, ToolScope
 
@@ -138,6 +139,9 @@ class RunState(Emitter):
         model: The model it asks for (exec's, else the runtime's, else the provider's).
         options: The exec's validated options.
         scope: Its tool scope (set right after construction).
+        ledger: The run tree's budget node it charges (set right after construction).
+        path: Its position in the run tree (``openprogram.context`` explains positions).
+        held: Thread slots held by the sync bodies it runs inside (its calls count them).
         messages: The conversation so far, oldest first.
         usage: Tokens of its model calls and of the runs nested in it.
         iterations: Model calls made.
@@ -163,11 +167,14 @@ class RunState(Emitter):
         "deadline",
         "failures",
         "finale",
+        "held",
         "iterations",
+        "ledger",
         "messages",
         "model",
         "options",
         "output",
+        "path",
         "provider",
         "reserved",
         "runtime",
@@ -214,6 +221,9 @@ class RunState(Emitter):
         self.deadline = deadline
         self.started = time.monotonic()
         self.scope: ToolScope
+        self.ledger: Ledger
+        self.path: tuple[int, ...] = ()
+        self.held = 0
         self.finale: Finale | None = None
         self.withdrawn: str | None = None
         self.reserved = False
@@ -243,7 +253,7 @@ class RunState(Emitter):
             output=self.output,
             messages=tuple(self.messages),
             usage=self.usage,
-            budget_usage=self.scope.ledger.root.usage(),
+            budget_usage=self.ledger.root.usage(),
             iterations=self.iterations,
             stop_reason=self.stop_reason,
             events=tuple(self.events),

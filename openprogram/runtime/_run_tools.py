@@ -1,4 +1,4 @@
-"""The executor on its own (seed 003's ``run_tools``): tool calls run without a model."""
+"""The executor on its own (``run_tools``): tool calls run without a model."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ async def run_tools(
     approval: Approval | None = None,
     observers: Sequence[Observer] = (),
 ) -> list[ToolResultMessage]:
-    """Run tool calls without a model, by the same rules as ``exec`` (seed 003).
+    """Run tool calls without a model, by the same rules as ``exec``.
 
     Validation, concurrency, call order, timeouts, approval and one result per
     call are the same as inside ``exec``; a name not in ``tools`` is answered

@@ -1,4 +1,4 @@
-"""``Runtime``: the provider, defaults and hooks every ``exec`` runs with (ARCHITECTURE §8)."""
+"""``Runtime``: the provider, defaults and hooks every ``exec`` runs with (docs/concepts.md)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ from openprogram.providers.base import Provider
 from openprogram.registry import Registry, default_registry
 from openprogram.runtime._approval import Approval
 from openprogram.runtime._blocks import RuntimeBlocks
-from openprogram.runtime._bound import BoundCall
 from openprogram.runtime._conversation import (
     DEFAULT_TRIM,
     Conversation,
@@ -34,7 +33,6 @@ from openprogram.runtime._options import (
     check_sampling,
 )
 from openprogram.runtime._result import RunResult
-from openprogram.runtime._scope import ToolScope
 from openprogram.runtime._start import run_exec, stream_exec
 from openprogram.runtime._stream import StreamEvent
 from openprogram.runtime._sync import run_sync
@@ -109,10 +107,6 @@ class Runtime:
         'Hello!'
     """
 
-    # The runtime injected into a tool body is a view sharing this __dict__ plus its own
-    # bound scope (runtime/_bound.py), so the scope is a slot, outside the shared state.
-    __slots__ = ("__dict__", "__weakref__", "_bound_call", "_bound_scope")
-
     def __init__(
         self,
         provider: Provider | str | None = None,
@@ -164,17 +158,6 @@ class Runtime:
         self._steering: deque[UserMessage] = deque()
         self._follow_ups: deque[UserMessage] = deque()
         self._entered = RuntimeBlocks()
-        self._bound_scope: ToolScope | None = None
-        self._bound_call: BoundCall | None = None
-
-    def __eq__(self, other: object) -> bool:
-        # A view bound to a tool call's scope is the same runtime (it shares this one's state).
-        if isinstance(other, Runtime):
-            return self.__dict__ is other.__dict__
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return id(self.__dict__)
 
     def __repr__(self) -> str:
         provider = self._provider_spec or (self._provider.name if self._provider else None)
@@ -268,7 +251,7 @@ class Runtime:
         """Run the tool loop on ``content`` and return the final answer.
 
         The model picks tools or answers in text; picked tools run and their
-        results go back, until a text answer (ARCHITECTURE §8). Works from plain
+        results go back, until a text answer (docs/concepts.md). Works from plain
         code, from inside a running event loop (it then runs on a worker thread
         and blocks) and from tool bodies on worker threads. ``last_run`` keeps
         the record of the run.

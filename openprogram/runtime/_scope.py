@@ -1,8 +1,8 @@
 """The tool scope of one exec: its resolved menu, inherited vetoes, loaded deferred tools, depth.
 
-While a tool of an exec runs, its scope is in ``_current_tools``
-(``openprogram.context.use_current_tools``): an exec started inside the tool
-body finds its parent there, inherits the menu when it has no ``tools=`` and
+While a tool of an exec runs, its scope is in the call's frame
+(``openprogram.context.Frame.scope``): an exec started inside the tool body
+finds its parent there, inherits the menu when it has no ``tools=`` and
 always inherits the vetoes (law 7). Menus are derived once per ``Resolution``
 (which the gates cache), so a turn costs the same whatever the registry size.
 """
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from openprogram._tool_types import quoted, shortened
-from openprogram.context import get_current_tools
+from openprogram.context import get_frame
 from openprogram.events import digest
 from openprogram.exceptions import UserError
 from openprogram.gates import (
@@ -30,7 +30,6 @@ from openprogram.gates import (
 )
 from openprogram.providers.base import ToolSpec
 from openprogram.registry import Registry
-from openprogram.runtime._budget import Ledger
 from openprogram.runtime._options import ExecOptions
 from openprogram.tools import Tool, ToolContext, ToolResult, to_tools
 
@@ -163,7 +162,7 @@ def _remember(cache: dict[Any, Any], key: Any, value: Any) -> None:
 
 
 class ToolScope:
-    """The tool scope of one exec (held in ``_current_tools`` while its tools run).
+    """The tool scope of one exec (in the frame of each of its tool calls while they run).
 
     Attributes:
         policy: The effective policy: inherited vetoes, this exec's narrowing, loaded names.
@@ -172,10 +171,9 @@ class ToolScope:
         run: The run this scope belongs to.
         menu: The current menu (replaced when ``tool_search`` loads tools).
         parent: The scope of the exec whose tool body started this one (``None`` at top level).
-        ledger: The run tree's budget, shared with every exec nested in this one.
     """
 
-    __slots__ = ("_deps", "candidates", "depth", "ledger", "menu", "parent", "policy", "run")
+    __slots__ = ("_deps", "candidates", "depth", "menu", "parent", "policy", "run")
 
     def __init__(
         self,
@@ -185,10 +183,8 @@ class ToolScope:
         depth: int,
         run: RunState,
         deps: Any,
-        ledger: Ledger,
         parent: ToolScope | None = None,
     ) -> None:
-        self.ledger = ledger
         self.policy = policy
         self.parent = parent
         self.candidates = candidates
@@ -220,7 +216,7 @@ class ToolScope:
 def build_scope(
     *, runtime: Any, options: ExecOptions, parent: ToolScope | None, run: RunState
 ) -> ToolScope:
-    """Resolve the menu of a new exec (ARCHITECTURE §8 "Which tools the model sees").
+    """Resolve the menu of a new exec (docs/concepts.md, "Which tools the model sees").
 
     ``tools=`` is the candidate list; without it (and without ``toolset=``) an
     exec inside a tool body starts from its parent's menu, a top-level one from
@@ -249,25 +245,13 @@ def build_scope(
         depth=parent.depth + 1 if parent is not None else 1,
         run=run,
         deps=runtime.deps,
-        ledger=_ledger(runtime, options, parent),
         parent=parent,
     )
 
 
-def _ledger(runtime: Any, options: ExecOptions, parent: ToolScope | None) -> Ledger:
-    """The budget a new exec charges: a new tree's, or its parent's, tightened by its own."""
-    if parent is None:
-        return Ledger.open(runtime.budget, options.budget)
-    ledger = parent.ledger
-    if runtime.budget is not parent.run.runtime.budget:  # another runtime's own budget applies
-        ledger = ledger.narrow(runtime.budget)
-    return ledger.narrow(options.budget)
-
-
 def parent_scope() -> ToolScope | None:
     """The scope of the exec whose tool body is running, if any."""
-    scope = get_current_tools()
-    return scope if isinstance(scope, ToolScope) else None
+    return get_frame().scope
 
 
 async def _tool_search(args: Mapping[str, Any], context: ToolContext) -> ToolResult:

@@ -15,11 +15,13 @@ import time
 from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from openprogram.context import get_current_frame
+from openprogram.context import Frame, get_current_frame
 from openprogram.events import AgentEnd, AgentInvoked, digest, size_bytes
 from openprogram.exceptions import BudgetExceeded, UserError
 from openprogram.messages import AssistantMessage, UserMessage, user_content
-from openprogram.runtime._bound import exec_parent, following_call
+from openprogram.runtime._bound import exec_parent, origin_of
+from openprogram.runtime._budget import Ledger
+from openprogram.runtime._cancel import cancelled_with_caller
 from openprogram.runtime._finale import Finale, with_instructions
 from openprogram.runtime._loop import run_loop
 from openprogram.runtime._options import ExecOptions
@@ -62,14 +64,17 @@ async def run_exec(
     sinks: Sequence[Sink],
     recorded: Callable[[RunResult], object] | None = None,
 ) -> Any:
-    """Run one exec of ``runtime`` on ``content`` and return its output.
+    """Run one exec of ``runtime`` (or of the runtime a bound view shows) and return its output.
 
     ``recorded`` receives the run's own record when it ends, however it ends
     (``runtime.last_run`` is whichever exec of the runtime ended last).
     """
+    parent = exec_parent(runtime)  # first, before any await: it numbers this exec (its path)
+    path = (*parent.path, parent.children()) if parent.children is not None else ()
+    runtime = origin_of(runtime)
     message = user_content(content)
-    parent = exec_parent(runtime)
-    if parent is not None and parent.depth >= runtime.max_depth:
+    up = parent.scope
+    if up is not None and up.depth >= runtime.max_depth:
         raise UserError(
             f"exec refused: the nesting depth limit (max_depth={runtime.max_depth}) is reached; "
             "an exec inside a tool body nests one level deeper — raise Runtime(max_depth=...)"
@@ -78,13 +83,15 @@ async def run_exec(
         runtime=runtime,
         provider=runtime.provider,
         options=options,
-        parent=parent.run if parent is not None else None,
+        parent=up.run if up is not None else None,
         sinks=(*sinks, runtime.on_stream) if runtime.on_stream is not None else sinks,
         system=_system_prompt(runtime),
-        deadline=_deadline(options.timeout_s, parent.run.deadline if parent else None),
+        deadline=_deadline(options.timeout_s, up.run.deadline if up is not None else None),
     )
-    run.scope = build_scope(runtime=runtime, options=options, parent=parent, run=run)
-    run.deadline = _earliest(run.deadline, run.scope.ledger.deadline_of_tree)
+    run.path, run.held = path, parent.held
+    run.ledger = _ledger(runtime, options, parent)
+    run.scope = build_scope(runtime=runtime, options=options, parent=up, run=run)
+    run.deadline = _earliest(run.deadline, run.ledger.deadline_of_tree)
     check_forced_choice(options.forced_name, run.scope.menu, options.tool_choice)
     core = run.scope.menu.core
     run.finale = Finale.of(options, run.provider, (*core.names, *core.deferred_names))
@@ -99,7 +106,7 @@ async def run_exec(
     finished = cancelled = False
     try:
         open_budget(run)
-        output = await _drive(runtime, run)
+        output = await _drive(run, parent)
         finished = True
         return output
     except BudgetExceeded:
@@ -116,13 +123,24 @@ async def run_exec(
         await run.delivered(time.monotonic() if cancelled else run.deadline)
 
 
-async def _drive(runtime: Runtime, run: RunState) -> Any:
+def _ledger(runtime: Runtime, options: ExecOptions, parent: Frame) -> Ledger:
+    """The budget a new exec charges: a new tree's, or its parent's, tightened by its own."""
+    if parent.ledger is None or parent.scope is None:
+        return Ledger.open(runtime.budget, options.budget)
+    ledger = parent.ledger
+    if runtime.budget is not parent.scope.run.runtime.budget:  # another runtime's budget applies
+        ledger = ledger.narrow(runtime.budget)
+    return ledger.narrow(options.budget)
+
+
+async def _drive(run: RunState, parent: Frame) -> Any:
+    # An exec nested in a call on another event loop stops when that call is cancelled.
     if run.deadline is None:
-        async with following_call(runtime):
+        async with cancelled_with_caller(parent.cancel):
             return await _loop_with_status(run)
     timeout = asyncio.timeout_at(_loop_time(run.deadline))
     try:
-        async with timeout, following_call(runtime):
+        async with timeout, cancelled_with_caller(parent.cancel):
             return await _loop_with_status(run)
     except TimeoutError:
         if not timeout.expired():

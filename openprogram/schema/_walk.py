@@ -19,8 +19,6 @@ import weakref
 from collections import abc
 from typing import Any, ForwardRef
 
-import pydantic_core
-
 from openprogram.schema._signature import resolve
 
 __all__ = ["type_problems"]
@@ -133,6 +131,8 @@ _regex_problems: dict[str, str | None] = {}
 def _rust_regex_problem(pattern: str) -> str | None:
     if pattern in _regex_problems:
         return _regex_problems[pattern]
+    import pydantic_core  # noqa: PLC0415 - deferred for import cost
+
     problem: str | None = None
     try:
         pydantic_core.SchemaValidator(pydantic_core.core_schema.str_schema(pattern=pattern))

@@ -15,7 +15,8 @@ import itertools
 import json
 import re
 import threading
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping
+from contextlib import aclosing
 from typing import Any, TypeAlias
 
 from openprogram.messages import (
@@ -148,7 +149,7 @@ class _Fake:
 
     async def _stream(
         self, request: ProviderRequest, message: AssistantMessage
-    ) -> AsyncIterator[ProviderEvent]:
+    ) -> AsyncGenerator[ProviderEvent, None]:
         prompt = self._prompt_size(request)
         yield RequestSent(attempt=1, prompt_size_bytes=prompt)
         out = 0
@@ -230,8 +231,11 @@ class ScriptedProvider(_Fake):
         entry = self._script[number - 1]
         if isinstance(entry, BaseException):
             raise entry
-        async for event in self._stream(request, entry):
-            yield event
+        # aclosing: the runtime stops reading at ResponseDone; left open, the inner
+        # generator would be finalised by the event loop's hook (a self-pipe write per reply).
+        async with aclosing(self._stream(request, entry)) as events:
+            async for event in events:
+                yield event
 
 
 class FunctionProvider(_Fake):
@@ -266,8 +270,11 @@ class FunctionProvider(_Fake):
         if inspect.isawaitable(reply):
             reply = await reply
         message = self._to_message(reply, f"FunctionProvider reply to request #{number}")
-        async for event in self._stream(request, message):
-            yield event
+        # aclosing: the runtime stops reading at ResponseDone; left open, the inner
+        # generator would be finalised by the event loop's hook (a self-pipe write per reply).
+        async with aclosing(self._stream(request, message)) as events:
+            async for event in events:
+                yield event
 
 
 def _raw_arguments(arguments: Any) -> str:

@@ -7,8 +7,9 @@ An outer exec calls an agentic function whose body runs an inner exec; the
 model is a ``FunctionProvider`` that records each exec's menu.
 
 Every law is checked on each path an inner exec can take: run in the body
-itself, or on a thread the body starts (the injected runtime carries the
-scope there); and a function picked through ``choices=`` runs only if the
+itself, or on a thread the body starts (with the injected runtime, or with
+the outer runtime the body captured: the thread carries the call's frame);
+and a function picked through ``choices=`` runs only if the
 same vetoes let it (``test_law7_a_picked_choice_obeys_every_veto``).
 """
 
@@ -44,8 +45,9 @@ AGENT = "agent"
 SEARCH = "tool_search"
 
 _source = st.sampled_from([None, *DEFAULT_SOURCES])
-_via = st.sampled_from(["body", "thread"])
-"""Where the agentic function runs its inner exec: in its body, or on a thread it starts."""
+_via = st.sampled_from(["body", "thread", "captured"])
+"""Where the agentic function runs its inner exec: in its body, or on a thread it starts,
+with the runtime it was given or (``"captured"``) with the outer runtime it closes over."""
 
 
 def _some(names: Sequence[str]) -> st.SearchStrategy[list[str]]:
@@ -125,7 +127,8 @@ def _run(drawn: list[Tool], outer: Exec, inner: Exec, **overrides: Any) -> Outco
     def agent(runtime: Runtime) -> str:
         """Run an inner loop."""
         log.append(AGENT)
-        return _on(inner.via, lambda: str(_inner_exec(runtime, inner, tools)))
+        chosen = rt if inner.via == "captured" else runtime  # rt: the outer runtime, below
+        return _on(inner.via, lambda: str(_inner_exec(chosen, inner, tools)))
 
     def reply(request: ProviderRequest) -> Any:
         first = request.messages[0]

@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-import concurrent.futures
+import asyncio
 import gc
 import json
 import logging
@@ -25,7 +25,7 @@ import pytest
 from providers import test_errors
 from providers._server import Reply, WireServer
 
-from openprogram import LLMError, Runtime, ToolContext, ToolError, function
+from openprogram import LLMError, Runtime, ToolContext, ToolError, _threads, function
 from openprogram.providers import (
     AnthropicProvider,
     BedrockProvider,
@@ -356,15 +356,15 @@ def test_a_result_is_not_kept_alive_by_a_worker_thread_that_has_not_run_again(
     (In full-suite runs, this is how a 100 MB result was still held.)
     """
     handed_over, release = threading.Event(), threading.Event()
-    set_result = concurrent.futures.Future.set_result
+    post = _threads._post  # the worker's hand-off: it wakes the loop with the result ready
 
-    def then_descheduled(future: concurrent.futures.Future[Any], result: Any) -> None:
-        set_result(future, result)
+    def then_descheduled(loop: asyncio.AbstractEventLoop, done: asyncio.Future[None]) -> None:
+        post(loop, done)
         if threading.current_thread().name == "openprogram-tool":
             handed_over.set()
             release.wait(30)  # hang guard: released at the end of the test in any case
 
-    monkeypatch.setattr(concurrent.futures.Future, "set_result", then_descheduled)
+    monkeypatch.setattr(_threads, "_post", then_descheduled)
     try:
         _measure(_twenty_mb_text, 500)  # warm-up
         _, held, _ = _measure(_twenty_mb_text, 500)
