@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from openprogram._pause import PAUSE, PendingCall
 from openprogram.budget import Budget, BudgetUsage
 from openprogram.context import get_current_runtime, set_default_runtime
 from openprogram.decorators import AgenticFunction, agentic_function, function
@@ -26,11 +27,13 @@ from openprogram.exceptions import (
     DecisionError,
     InvalidJSONError,
     InvalidSchemaError,
+    JournalDivergence,
     LLMError,
     MaxIterationsExceeded,
     MissingSubmissionError,
     OpenProgramError,
     RefusalError,
+    RunPaused,
     SchemaError,
     StructuredOutputError,
     ToolError,
@@ -83,6 +86,7 @@ __all__ = [
     "ImageContent",
     "InvalidJSONError",
     "InvalidSchemaError",
+    "JournalDivergence",
     "LLMError",
     "LazyTool",
     "LocalProvider",
@@ -91,11 +95,14 @@ __all__ = [
     "OpenAIProvider",
     "OpenAIResponsesProvider",
     "OpenProgramError",
+    "PAUSE",
+    "PendingCall",
     "Policy",
     "RefusalError",
     "Registry",
     "Rejection",
     "Resolution",
+    "RunPaused",
     "RunResult",
     "Runtime",
     "SchemaError",

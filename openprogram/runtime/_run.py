@@ -20,6 +20,7 @@ from openprogram.runtime._options import ExecOptions
 from openprogram.runtime._result import RunResult
 
 if TYPE_CHECKING:
+    from openprogram.durable import Fingerprint, Journal, Requests
     from openprogram.runtime._budget import Ledger
     from openprogram.runtime._finale import Finale
     from openprogram.runtime._scope import Menu, ToolScope
@@ -158,6 +159,10 @@ class RunState(Emitter):
         told_to_answer: Whether the budget already asked the model to answer now.
         withdrawn: Why the last request allowed no tool calls (the text answering any
             call its reply still made), or ``None`` when calls may run.
+        journal: The run tree's journal, when the tree is a durable run.
+        requests: Fingerprints of its requests so far (durable runs only).
+        turn: The journal key and fingerprint of the current model turn (durable runs only).
+        head: Digest of the head of its last journaled request (durable runs only).
     """
 
     __slots__ = (
@@ -167,8 +172,10 @@ class RunState(Emitter):
         "deadline",
         "failures",
         "finale",
+        "head",
         "held",
         "iterations",
+        "journal",
         "ledger",
         "messages",
         "model",
@@ -176,6 +183,7 @@ class RunState(Emitter):
         "output",
         "path",
         "provider",
+        "requests",
         "reserved",
         "runtime",
         "scope",
@@ -183,6 +191,7 @@ class RunState(Emitter):
         "stop_reason",
         "system",
         "told_to_answer",
+        "turn",
         "usage",
         "withdrawn",
     )
@@ -228,6 +237,10 @@ class RunState(Emitter):
         self.withdrawn: str | None = None
         self.reserved = False
         self.told_to_answer = False
+        self.journal: Journal | None = None
+        self.requests: Requests | None = None
+        self.turn: tuple[str, Fingerprint] | None = None
+        self.head: str | None = None
 
     def request_system(self) -> str | None:
         """The system prompt of the next request: the base prompt plus the deferred catalog."""

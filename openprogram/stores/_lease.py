@@ -19,8 +19,9 @@ import os
 import socket
 import sqlite3
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from functools import partial
+from typing import Any
 
 from openprogram.exceptions import OpenProgramError
 from openprogram.stores._database import Database
@@ -42,10 +43,20 @@ class Leases:
         self._host = socket.gethostname()
 
     @contextlib.asynccontextmanager
-    async def hold(self, name: str) -> AsyncIterator[None]:
-        """Take the lease ``name`` (waiting for it), renew it while the block runs, free it."""
+    async def hold(
+        self, name: str, then: Callable[[sqlite3.Connection], Any] | None = None
+    ) -> AsyncIterator[Any]:
+        """Take the lease ``name`` (waiting for it), renew it while the block runs, free it.
+
+        ``then(db)`` runs in the transaction that takes the lease, and the block
+        gets what it returns (``None`` without it): work the holder does first
+        costs no transaction of its own.
+        """
         owner = os.urandom(12).hex()
         take = partial(_take, name=name, owner=owner, host=self._host, lease_s=self.lease_s)
+        done: list[Any] = []
+        if then is not None:
+            take = partial(_take_then, take, then, done)
         wait = _FIRST_WAIT_S
         while (left := await self._database.awrite(take)) > 0:
             await asyncio.sleep(min(wait, left))
@@ -53,7 +64,7 @@ class Leases:
         # A timer, not a task: most sends end before the first renewal is due.
         renewal = _Renewal(self._database, name, owner, self.lease_s)
         try:
-            yield
+            yield done[-1] if done else None
         finally:
             renewal.stop()
             free = partial(_free, name=name, owner=owner)
@@ -109,6 +120,19 @@ def _take(db: sqlite3.Connection, *, name: str, owner: str, host: str, lease_s: 
         (name, owner, os.getpid(), host, now + lease_s),
     )
     return 0.0
+
+
+def _take_then(
+    take: Callable[[sqlite3.Connection], float],
+    then: Callable[[sqlite3.Connection], Any],
+    done: list[Any],
+    db: sqlite3.Connection,
+) -> float:
+    """``take``, and once the lease is taken, ``then`` in the same transaction."""
+    left = take(db)
+    if left == 0:
+        done.append(then(db))
+    return left
 
 
 def _renew(db: sqlite3.Connection, *, name: str, owner: str, lease_s: float) -> None:
