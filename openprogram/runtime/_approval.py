@@ -64,6 +64,6 @@ async def approval_denial(
     if isinstance(verdict, str):
         return verdict or "denied by the approval hook"
     return (
-        f"the approval hook returned {verdict!r}, not None, PAUSE or a reason string "
-        "(denied to be safe)"
+        f"the approval hook returned {verdict!r}, not None or a reason string (or PAUSE); "
+        "denied to be safe"
     )

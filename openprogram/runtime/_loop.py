@@ -112,7 +112,7 @@ async def request_reply(
     started = time.monotonic()
     run.attempt = 1
     run.answering = (run.provider.name, run.model)
-    message, sent_at = await consume(run, run.provider.stream(request))
+    message, sent_at = await consume(run, run.provider.stream(request), time.monotonic)
     reply = unique_call_ids(message, run.call_ids)
     if journal is not None:
         record_reply(run, journal, reply)

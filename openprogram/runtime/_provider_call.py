@@ -8,8 +8,7 @@ becomes its trace event, and a provider failure raises ``LLMError`` after its
 
 from __future__ import annotations
 
-import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from openprogram.events import (
     ProviderError,
@@ -35,9 +34,9 @@ __all__ = ["consume", "provider_error"]
 
 
 async def consume(
-    run: RunState, events: AsyncIterator[ProviderEvent]
+    run: RunState, events: AsyncIterator[ProviderEvent], clock: Callable[[], float]
 ) -> tuple[AssistantMessage, float | None]:
-    """The reply, and when the first request went on the wire (if the provider said)."""
+    """The reply, and when (by ``clock``, the loop's) the first request went on the wire."""
     sent_at: float | None = None
     try:
         async for event in events:
@@ -48,7 +47,7 @@ async def consume(
             elif isinstance(event, ThinkingDelta):
                 run.stream(StreamThinkingDelta, text=event.text)
             elif isinstance(event, RequestSent):
-                sent_at = sent_at if sent_at is not None else time.monotonic()
+                sent_at = sent_at if sent_at is not None else clock()
                 if event.side_request is None:  # a side request is not an attempt of the reply
                     run.attempt = event.attempt
                 run.emit(
