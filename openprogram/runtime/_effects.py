@@ -10,9 +10,11 @@ idempotent call without a result simply runs again (at least once). A body
 given its ``ToolContext`` may read ``idempotency_key``, so the steps queued
 before it are written first too: the key names a call the journal holds.
 
-A ``side_effect`` agentic function whose body paused ran up to a pause: a
-*paused* mark of the same attempt says its outcome is known, so a resumed
-run runs its body again (its nested steps replay from the journal).
+A call whose body paused (an agentic function with a call inside that waits)
+gets a *paused* mark: it was approved and ran up to a pause, so a resumed run
+runs its body again without asking the approval hook (its nested steps replay
+from the journal); for a ``side_effect`` call, the mark of the same attempt
+says its outcome is known.
 """
 
 from __future__ import annotations
@@ -56,6 +58,6 @@ async def before_body(journal: Journal, key: str, tool: Tool) -> int:
 
 
 def body_paused(journal: Journal, key: str, attempt: int) -> None:
-    """A ``side_effect`` call's body (``attempt``) paused: its outcome is known."""
-    if attempt:
-        journal.add(mark_step(key, "paused", attempt))
+    """The body of the call at ``key`` paused (in ``attempt`` of a ``side_effect`` call, else
+    0): it was approved, and its outcome is known."""
+    journal.add(mark_step(key, "paused", attempt))

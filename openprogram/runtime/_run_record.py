@@ -25,7 +25,7 @@ from openprogram.budget import Budget
 from openprogram.exceptions import UserError
 from openprogram.messages import dump_messages, load_messages
 from openprogram.runtime._options import ExecOptions
-from openprogram.tools import to_tools
+from openprogram.tools import Tool, to_tools
 
 __all__ = ["options_from_record", "options_record"]
 
@@ -138,8 +138,10 @@ def _written(value: Any) -> Any:
 
 
 def _reference(obj: Any) -> str:
-    module = getattr(obj, "__module__", None)
-    qualname = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
+    # A tool made by @function is named like the function it wraps (and replaces).
+    named = obj.fn if isinstance(obj, Tool) and obj.fn is not None else obj
+    module = getattr(named, "__module__", None)
+    qualname = getattr(named, "__qualname__", None) or getattr(named, "__name__", None)
     if not isinstance(module, str) or not isinstance(qualname, str) or "<" in qualname:
         raise _Unwritable("it has no importable name (define it at module level)")
     try:

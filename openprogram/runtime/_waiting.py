@@ -9,9 +9,10 @@ which waits for that call's siblings and raises it again, up to the outermost
 exec: it records the pending calls in the journal and raises ``RunPaused``.
 
 ``verdict`` decides whether a call may run, in this order: a person's decision
-recorded for its position (bound to its arguments), a call the run waited on
-when it last paused and nobody decided (it waits again; the hook is not asked),
-then the approval hook.
+recorded for its position (bound to its arguments), a call whose body ran up
+to a pause in an earlier attempt (it was approved then: it goes on), a call
+the run waited on when it last paused and nobody decided (it waits again; the
+hook is not asked), then the approval hook.
 """
 
 from __future__ import annotations
@@ -62,6 +63,8 @@ async def verdict(
         )
         if decision is not None and shown:
             return None if decision.approved else (decision.reason or "denied by a person")
+        if journal.step(key, "paused") is not None:
+            return None
         if journal.was_pending(key):
             return PAUSE
     answer = await ask()
