@@ -16,7 +16,8 @@ attempt number, what ran, its journal key, its idempotency key.
 
 As a child process (``python -m tests.durable._refunds MODE PLACE RUN_ID LOG
 ATTEMPT [CALL...]``): ``run`` runs the program with the run id; ``resume``
-resumes it approving the calls given. It prints ``READY`` before it starts,
+resumes it approving the calls given; ``deny`` resumes it denying them (the
+reason: ``DENIED``). It prints ``READY`` before it starts,
 then one JSON line: ``{"status": "finished", "output": ...}`` or
 ``{"status": "paused", "pending": [...]}``. ``PLACE`` names the store
 (``open_store``): ``sqlite:PATH`` here; other stores add their own prefix.
@@ -47,6 +48,7 @@ from openprogram.testing import FunctionProvider, call
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 CONTENT = "Refund orders A and B."
+DENIED = "a manager said no: the order was already refunded by bank transfer"
 BODY_S = 0.003
 """How long each tool body works (so kills land inside bodies too)."""
 ORDERS = ("A", "B")
@@ -111,7 +113,8 @@ def model(request: ProviderRequest) -> Any:
     results = [m for m in request.messages if isinstance(m, ToolResultMessage)]
     if first.startswith("Handle order"):
         order = first.split()[-1].rstrip(".")
-        _log("model", f"1.{ORDERS.index(order)}/0/{turn}")
+        refunds = [r.content for r in results if r.tool_name == "issue_refund"]
+        _log("model", f"1.{ORDERS.index(order)}/0/{turn}", refunds[0] if refunds else "")
         if not results:
             return [call("lookup_order", order=order), call("issue_refund", order=order, amount=40)]
         lookup = next(r.content for r in results if r.tool_name == "lookup_order")
@@ -165,6 +168,9 @@ def main(argv: list[str]) -> int:
     try:
         if mode == "run":
             output = runtime.exec(CONTENT, tools=[handle_order], run_id=run_id)
+        elif mode == "deny":
+            denied = dict.fromkeys(approve, DENIED)
+            output = runtime.resume(run_id, deny=denied, tools=[handle_order])
         else:
             output = runtime.resume(run_id, approve=approve, tools=[handle_order])
     except RunPaused as paused:
@@ -220,8 +226,15 @@ def _child(mode: str, place: str, run_id: str, log: Path, attempt: int, approve:
     )
 
 
-def kill_trial(seed: int, place: str, log: Path, *, window_s: float = 0.06) -> Trial:
-    """One trial: kill at random moments (seeded), restart until the run finishes, check."""
+def kill_trial(
+    seed: int, place: str, log: Path, *, window_s: float = 0.06, kills: int = 2
+) -> Trial:
+    """One trial: kill at random moments (seeded), restart until the run finishes, check.
+
+    Each attempt is killed (at most ``kills`` times a trial) with probability one half,
+    after a delay drawn uniformly from ``[0, window_s]`` once the child is ready (the
+    program takes about that long).
+    """
     rng = random.Random(seed)
     run_id = f"trial-{seed}"
     trial = Trial(seed=seed)
@@ -234,7 +247,7 @@ def kill_trial(seed: int, place: str, log: Path, *, window_s: float = 0.06) -> T
         child = _child(mode, place, run_id, log, trial.attempts, approve)
         assert child.stdout is not None
         assert child.stdout.readline().strip() == "READY"
-        if trial.kills < 3 and rng.random() < 0.6:
+        if trial.kills < kills and rng.random() < 0.5:
             time.sleep(rng.uniform(0, window_s))
             if child.poll() is None:
                 child.send_signal(signal.SIGKILL)
@@ -269,10 +282,7 @@ def _check_log(
             trial.wrong_keys.append(f"{what} at {key}: {extra!r}")
         if what == "issue_refund":
             trial.side_effects[key] = trial.side_effects.get(key, 0) + 1
-    trial.idempotent_reruns = sum(
-        n - 1 for key, n in runs.items() if key not in trial.side_effects
-    )
-
+    trial.idempotent_reruns = sum(n - 1 for key, n in runs.items() if key not in trial.side_effects)
 
 
 def unknown_outcomes(place: str, run_id: str) -> int:

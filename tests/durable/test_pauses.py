@@ -131,9 +131,7 @@ def test_an_approved_call_runs_once_without_asking_the_hook_again(store: Any) ->
     again = FunctionProvider(model)
     runtime = Runtime(again, store=store, approval=never_asked)
     output = runtime.resume("p", approve=[paused.pending[0].call_id], tools=[handle])
-    assert output == (
-        "A: 40 EUR; refunded 40 for A | B: 40 EUR; refunded 40 for B"
-    )
+    assert output == ("A: 40 EUR; refunded 40 for A | B: 40 EUR; refunded 40 for B")
     assert sorted(ran) == ["lookup A", "lookup B", "refund A 40", "refund B 40"]
     assert len(again.requests) == 2  # B's last turn and the root's; the rest replayed
     # Done: resuming again returns the recorded output and runs nothing.

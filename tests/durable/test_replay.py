@@ -215,9 +215,9 @@ def test_divergence_is_raised_before_anything_runs_live_and_says_what_differs(
         Runtime(FunctionProvider(adder), store=store).exec("go", tools=[add_other], run_id="d")
     assert bodies == ["add(0,10)", "add(1,10)", "add(2,10)"]
     # The divergent attempts left the run as it was: the program as it was replays it.
-    assert Runtime(FunctionProvider(adder), store=store).exec(
-        "go", tools=[add], run_id="d"
-    ) == ("sum: 10, 11, 12")
+    assert Runtime(FunctionProvider(adder), store=store).exec("go", tools=[add], run_id="d") == (
+        "sum: 10, 11, 12"
+    )
     record = asyncio.run(store.load_run("d")).record
     assert record.status == "finished"
 
