@@ -18,7 +18,6 @@ from openprogram import Runtime, function
 from openprogram.messages import ToolResultMessage
 from openprogram.providers.base import ProviderRequest
 from openprogram.testing import FunctionProvider, call
-
 from tests.durable._refunds import open_store
 
 

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from openprogram import PAUSE, Runtime, RunPaused, ToolContext, agentic_function, function
+from openprogram import PAUSE, RunPaused, Runtime, ToolContext, agentic_function, function
 from openprogram.messages import AssistantMessage, ToolCall, ToolResultMessage
 from openprogram.providers.base import ProviderRequest
 from openprogram.stores import RunStore, SQLiteStore
@@ -218,10 +218,12 @@ def committed(place: str, run_id: str) -> set[tuple[str, str]]:
     return {(s.key, s.kind) for s in stored.steps if s.kind in ("reply", "result")}
 
 
-def _child(mode: str, place: str, run_id: str, log: Path, attempt: int, approve: list[str]) -> Any:
+def _child(
+    mode: str, place: str, run_id: str, log: Path, *, attempt: int, approve: list[str]
+) -> Any:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     argv = [sys.executable, "-m", "tests.durable._refunds", mode, place, run_id, str(log)]
-    return subprocess.Popen(  # noqa: S603 - our own interpreter and module
+    return subprocess.Popen(
         [*argv, str(attempt), *approve], env=env, stdout=subprocess.PIPE, text=True, cwd=ROOT
     )
 
@@ -244,7 +246,7 @@ def kill_trial(
         trial.attempts += 1
         assert trial.attempts <= 30, f"seed {seed}: no end after 30 attempts"
         before[trial.attempts] = committed(place, run_id)
-        child = _child(mode, place, run_id, log, trial.attempts, approve)
+        child = _child(mode, place, run_id, log, attempt=trial.attempts, approve=approve)
         assert child.stdout is not None
         assert child.stdout.readline().strip() == "READY"
         if trial.kills < kills and rng.random() < 0.5:

@@ -1,4 +1,4 @@
-"""Durable runs shared by real processes: a pause resumed by another process, one runner at a time."""
+"""Durable runs shared by real processes: a pause resumed by another, one runner at a time."""
 
 from __future__ import annotations
 

@@ -248,4 +248,4 @@ def test_a_crashed_run_run_again_ends_as_an_uninterrupted_one(
         finally:
             assert journaled.isdisjoint(DONE)  # nothing the journal held ran again
     assert output == expected
-    assert EFFECTS == expected_effects
+    assert expected_effects == EFFECTS

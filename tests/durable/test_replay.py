@@ -9,7 +9,6 @@ import pytest
 
 from openprogram import (
     Budget,
-    BudgetExceeded,
     ConfigurationError,
     JournalDivergence,
     Runtime,
@@ -259,5 +258,5 @@ def test_run_id_needs_a_store_and_belongs_to_the_outermost_exec(store: Any) -> N
     runtime = Runtime(ScriptedProvider([call("nested"), "done"]), store=store)
     assert runtime.exec("outer", tools=[nested]) == "done"
     assert runtime.last_run is not None
-    result = [m for m in runtime.last_run.messages if isinstance(m, ToolResultMessage)][0]
+    result = next(m for m in runtime.last_run.messages if isinstance(m, ToolResultMessage))
     assert "pass run_id= to the outermost exec only" in result.content
