@@ -69,7 +69,7 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 
-__all__ = [
+__all__ = [  # noqa: RUF022 - plainly sorted (PAUSE among the P names), as a test checks
     "AgenticFunction",
     "AnthropicProvider",
     "AssistantMessage",

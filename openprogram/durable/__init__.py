@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from openprogram.durable._codec import (
     ValueCodec,
+    dumps_json,
     mark_attempt,
     mark_step,
     read_reply,
@@ -36,6 +37,7 @@ __all__ = [
     "Requests",
     "ValueCodec",
     "call_print",
+    "dumps_json",
     "explain",
     "idempotency_key",
     "key_kind",

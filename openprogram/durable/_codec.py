@@ -1,8 +1,9 @@
 """What a journaled step holds, as JSON text: replies, results, picked values, marks.
 
 - a reply (``"reply"``): the ``AssistantMessage`` (``encode_message``: content,
-  usage, stop reason, ...), the digests of the messages its request added and
-  of the request's head (the head itself when it changed: ``explain`` needs it);
+  usage, stop reason, ...), the digests of the messages its request added, and
+  the request's head when it changed since the exec's previous turn
+  (``explain`` needs it; its digest starts the step's fingerprint);
 - a call's result (``"result"``): the text the model saw and, for an error,
   the failure kind (so a replayed ``ToolCallFailed`` says the same);
 - a ``choices=`` pick's result: the picked function's return value, written
@@ -16,7 +17,7 @@ from __future__ import annotations
 import inspect
 import json
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from openprogram.durable._fingerprint import Fingerprint
@@ -27,6 +28,7 @@ from openprogram.stores import Step
 
 __all__ = [
     "ValueCodec",
+    "dumps_json",
     "mark_attempt",
     "mark_step",
     "read_reply",
@@ -38,14 +40,10 @@ __all__ = [
 
 def reply_step(key: str, fingerprint: Fingerprint, reply: AssistantMessage, head: bool) -> Step:
     """The step of a model reply (``head``: also keep the request's head, which changed)."""
-    data: dict[str, Any] = {
-        "message": encode_message(reply, f"the reply at {key!r}"),
-        "new": fingerprint.new,
-        "head_digest": fingerprint.head_digest,
-    }
+    data: dict[str, Any] = {"message": encode_message(reply, "the reply"), "new": fingerprint.new}
     if head:
         data["head"] = fingerprint.head
-    return Step(key=key, kind="reply", fingerprint=fingerprint.value, data=_dumps(data))
+    return Step(key=key, kind="reply", fingerprint=fingerprint.value, data=dumps_json(data))
 
 
 def read_reply(step: Step) -> tuple[AssistantMessage, dict[str, Any]]:
@@ -61,7 +59,7 @@ def result_step(
 ) -> Step:
     """The step of a call's result (``failure``: its failure kind, for an error)."""
     data = {"content": message.content, "failure": failure}
-    return Step(key=key, kind="result", fingerprint=fingerprint, data=_dumps(data))
+    return Step(key=key, kind="result", fingerprint=fingerprint, data=dumps_json(data))
 
 
 def read_result(step: Step, call: ToolCall) -> tuple[ToolResultMessage, str | None]:
@@ -141,5 +139,11 @@ class ValueCodec:
         )
 
 
-def _dumps(data: Mapping[str, Any]) -> str:
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+def dumps_json(data: Any) -> str:
+    """``data`` as JSON text (fast; a lone surrogate is written escaped, as ASCII)."""
+    import pydantic_core  # noqa: PLC0415 - deferred for import cost (loaded by a tool's first call)
+
+    try:
+        return pydantic_core.to_json(data).decode()  # a few times faster than json.dumps
+    except pydantic_core.PydanticSerializationError:  # a lone surrogate: escaped, as ASCII
+        return json.dumps(data)

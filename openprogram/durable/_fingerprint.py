@@ -4,10 +4,17 @@ A request is normalised as record/replay does (``openprogram.testing.record``):
 the model, the system prompt, the tool specs, ``tool_choice``, parallel calls,
 the response format, the sampling options that are set, and the messages,
 provider-neutral, with tool-call ids renumbered in order of appearance and
-images by SHA-256. An exec's requests only grow (each holds the one before
-plus what came since), so ``Requests`` hashes only the messages that are new
-since the exec's previous request and folds them into a running hash; the
-parts that are not messages (the *head*) are hashed once per distinct head.
+images by SHA-256 (``normal_message``). An exec's requests only grow (each
+holds the one before plus what came since), so ``Requests`` hashes only the
+messages that are new since the exec's previous request and folds them into a
+running hash; the parts that are not messages (the *head*) are hashed once
+per distinct head. A message is hashed in a compact text form of that same
+normal form (``_form``: the same content, no JSON object to build), as a
+model turn pays for it; a message that a journaled step of the exec produced
+(a reply, a call's result) stands in by its journal key: a re-run compares a
+request only at a recorded turn, and every step an exec's recorded turn saw
+is itself recorded (the journal is written in order), so such a message is
+the journal's own, replayed as it was.
 
 A fingerprint keeps the digest of each part, so that when a re-run's request
 differs from the recorded one, ``explain`` says what differs: a field of the
@@ -92,9 +99,12 @@ def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
-def call_print(name: str, arguments: Mapping[str, Any]) -> str:
-    """The fingerprint of a call: its tool and its arguments."""
-    return _digest({"name": name, "arguments": dict(arguments)})
+def call_print(name: str, arguments: Mapping[str, Any], canonical: str | None = None) -> str:
+    """The fingerprint of a call: its tool and its arguments (``canonical``: the arguments as
+    JSON with sorted keys, when the caller has it already)."""
+    if canonical is None:
+        canonical = json.dumps(arguments, sort_keys=True, default=str)
+    return _digest(f"{len(name)}:{name}{canonical}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,10 +125,11 @@ class Requests:
     """The requests of one exec, fingerprinted one after another (not thread-safe: one exec's
     requests are made one at a time)."""
 
-    __slots__ = ("_digests", "_heads", "_ids", "_last", "_running")
+    __slots__ = ("_digests", "_heads", "_ids", "_last", "_last_head", "_running")
 
     def __init__(self) -> None:
         self._heads: dict[tuple[Any, ...], tuple[tuple[Any, Any], dict[str, Any], str]] = {}
+        self._last_head: tuple[ProviderRequest, dict[str, Any], str] | None = None
         self._ids: dict[str, str] = {}
         self._digests: list[str] = []
         self._last: Message | None = None
@@ -135,28 +146,49 @@ class Requests:
         """Digests of every message of the last request, in order."""
         return tuple(self._digests)
 
-    def fingerprint(self, request: ProviderRequest) -> Fingerprint:
-        """The fingerprint of the exec's next request."""
+    def fingerprint(
+        self, request: ProviderRequest, stepped: Mapping[int, str] | None = None
+    ) -> Fingerprint:
+        """The fingerprint of the exec's next request.
+
+        Args:
+            request: The request.
+            stepped: The journal key of each message a journaled step of the exec made,
+                by the message's ``id``.
+        """
         messages = request.messages
         seen = len(self._digests)
         if seen and (len(messages) < seen or messages[seen - 1] is not self._last):
             self._restart()  # the history was rewritten: hash it afresh
             seen = 0
-        new = tuple(self._message_digest(m) for m in messages[seen:])
+        keys = stepped or {}
+        new = tuple(
+            f"@{key}" if (key := keys.get(id(m))) is not None else self._message_digest(m)
+            for m in messages[seen:]
+        )
+        running = self._running
         for digest in new:
-            self._running.update(digest.encode())
+            running.update(digest.encode())
         self._digests.extend(new)
         self._last = messages[-1] if messages else None
         head, head_digest = self._head(request)
-        whole = f"{head_digest}:{len(messages)}:{self._running.hexdigest()}"
-        return Fingerprint(value=_digest(whole), head=head, head_digest=head_digest, new=new)
+        # The head's digest and the messages' running hash: together, the whole request's.
+        value = f"{head_digest}{running.hexdigest()}"
+        return Fingerprint(value=value, head=head, head_digest=head_digest, new=new)
 
     def _message_digest(self, message: Message) -> str:
-        ids = self._ids
-        normal = normal_message(message, lambda raw: ids.setdefault(raw, f"call_{len(ids) + 1}"))
-        return _digest(normal)
+        form = _form(message, self._ids)
+        return hashlib.blake2b(form.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
 
     def _head(self, request: ProviderRequest) -> tuple[dict[str, Any], str]:
+        last = self._last_head
+        if last is not None and _same_head(last[0], request):  # the usual case: as before
+            return last[1], last[2]
+        head, digest = self._head_of(request)
+        self._last_head = (request, head, digest)
+        return head, digest
+
+    def _head_of(self, request: ProviderRequest) -> tuple[dict[str, Any], str]:
         choice = request.tool_choice
         key = (
             request.model,
@@ -183,6 +215,61 @@ class Requests:
             self._heads.clear()
         self._heads[key] = ((request.tools, request.response_format), head, digest)
         return head, digest
+
+
+def _form(message: Message, ids: dict[str, str]) -> str:
+    """``normal_message``'s content as compact text: each part prefixed by its length."""
+    if isinstance(message, ToolResultMessage):
+        call_id = ids.setdefault(message.call_id, f"call_{len(ids) + 1}")
+        return _joined("tool", call_id, message.tool_name, str(message.is_error), message.content)
+    if isinstance(message, UserMessage):
+        if isinstance(message.content, str):
+            return _joined("user", message.content)
+        return _joined("user", *(_block_form(b) for b in message.content))
+    parts = ["assistant"]
+    for block in message.content:
+        if isinstance(block, ToolCall):
+            call_id = ids.setdefault(block.id, f"call_{len(ids) + 1}")
+            parts += ("call", call_id, block.name, _arguments(block.arguments))
+        else:
+            parts += ("thinking" if isinstance(block, ThinkingContent) else "text", block.text)
+    return _joined(*parts)
+
+
+def _block_form(block: Any) -> str:
+    if isinstance(block, ImageContent):
+        image = hashlib.sha256(base64.b64decode(block.data)).hexdigest()
+        return _joined("image", block.mime_type, image)
+    return _joined("text", block.text)
+
+
+def _joined(*parts: str) -> str:
+    return "".join(f"{len(part)}:{part}" for part in parts)
+
+
+def _arguments(arguments: Mapping[str, Any]) -> str:
+    """The arguments as JSON, keys sorted (nested objects keep the order the model gave)."""
+    import pydantic_core  # noqa: PLC0415 - deferred for import cost (loaded by a tool's first call)
+
+    try:
+        return pydantic_core.to_json(dict(sorted(arguments.items()))).decode()
+    except (TypeError, ValueError, RecursionError, pydantic_core.PydanticSerializationError):
+        return repr(arguments)  # not JSON (a host's or a broken model's value): its text
+
+
+def _same_head(a: ProviderRequest, b: ProviderRequest) -> bool:
+    """Whether two requests have the same head (by identity where values are shared)."""
+    return (
+        a.tools is b.tools
+        and a.response_format is b.response_format
+        and a.system == b.system
+        and a.model == b.model
+        and a.tool_choice == b.tool_choice
+        and a.parallel_tool_calls == b.parallel_tool_calls
+        and a.temperature == b.temperature
+        and a.max_tokens == b.max_tokens
+        and a.seed == b.seed
+    )
 
 
 def _head_of(request: ProviderRequest) -> dict[str, Any]:

@@ -53,6 +53,11 @@ class Journal:
         self._steps = {(step.key, step.kind): step for step in stored.steps}
         self._decisions = {d.path: d for d in stored.decisions}
         self._was_pending = {p.path for p in stored.record.pending}
+        self.gated = bool(
+            self._decisions or self._was_pending or any(s.kind == "paused" for s in stored.steps)
+        )
+        """Whether anything recorded stands in for the approval hook (decisions, calls that
+        waited or paused): else every call is asked about as in a run without a journal."""
         self._queue: list[Step] = []
         self._lock = threading.Lock()
         self._order = Turns()

@@ -180,6 +180,26 @@ def _encode_block(block: UserContent | AssistantContent, path: str) -> dict[str,
 
 def _check_json(value: Any, path: str) -> None:
     """Raise ``UserError`` at the first part of ``value`` that JSON cannot carry as it is."""
+    if _plain(value):  # the usual case, checked without building a path for every part
+        return
+    _explain(value, path)
+
+
+def _plain(value: Any) -> bool:
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return True
+    if kind is float:
+        return math.isfinite(value)
+    if kind is dict:
+        return all(type(k) is str and _plain(v) for k, v in value.items())
+    if kind is list or kind is tuple:
+        return all(_plain(v) for v in value)
+    return False
+
+
+def _explain(value: Any, path: str) -> None:
+    """``_check_json``'s slow path: find the part JSON cannot carry, and name its path."""
     if value is None or isinstance(value, str | bool | int):
         return
     if isinstance(value, float):

@@ -21,9 +21,7 @@ from openprogram.tools import ApprovalRule
 
 __all__ = ["Approval", "approval_denial"]
 
-Approval: TypeAlias = Callable[
-    [ToolCall], "str | Pause | Awaitable[str | Pause | None] | None"
-]
+Approval: TypeAlias = Callable[[ToolCall], "str | Pause | Awaitable[str | Pause | None] | None"]
 """``approval(call) -> None`` allows, a string denies with that reason, ``PAUSE`` waits."""
 
 

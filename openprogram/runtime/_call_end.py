@@ -118,6 +118,3 @@ def schema_hash(tool: Tool, cache: dict[str, str]) -> str:
 def _described(violations: Sequence[str], call: ToolCall, tool: Tool | None) -> str:
     declared = declared_names(tool.parameters) if tool is not None else set()
     return describe_violations(violations, call.arguments, declared)
-
-
-

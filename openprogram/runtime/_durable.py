@@ -13,13 +13,12 @@ position, so the traces of a run run again line up.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from openprogram.context import Frame
-from openprogram.durable import Journal, path_text
+from openprogram.durable import Journal, dumps_json, path_text
 from openprogram.exceptions import (
     ConfigurationError,
     JournalDivergence,
@@ -72,7 +71,9 @@ def join_tree(run: RunState, parent: Frame) -> None:
     journal = parent.journal
     if journal is not None:
         run.journal = journal
-        run.run_id = f"{journal.run_id}/{path_text(run.path)}"
+        exec_key = path_text(run.path)
+        run.run_id = f"{journal.run_id}/{exec_key}"
+        run.key_prefix = f"{exec_key}/"
 
 
 async def run_durably(
@@ -86,9 +87,10 @@ async def run_durably(
     Raises:
         RunPaused: Calls wait for a person (the run is recorded as paused).
     """
-    content = json.dumps(encode_message(message, "exec content"), ensure_ascii=False)
+    content = dumps_json(encode_message(message, "exec content"))
+    fresh = run.options.run_id is None  # made up just now: nothing to read or contend for
     async with store.open_run(
-        run.run_id, content=content, options=options_record(run.options)
+        run.run_id, content=content, options=options_record(run.options), fresh=fresh
     ) as stored:
         journal = Journal(store, stored)
         run.journal = journal

@@ -35,7 +35,7 @@ from typing import Any
 
 from openprogram._pause import PAUSE, Pause, PendingCall
 from openprogram.context import Frame, get_frame, new_counter, use_frame
-from openprogram.durable import Journal, idempotency_key, path_text
+from openprogram.durable import Journal, idempotency_key
 from openprogram.events import (
     SkipReason,
     ToolCallProgress,
@@ -121,6 +121,8 @@ class Batch:
     """The calling exec's path plus the model call answered: call ``k`` is at ``turn + (k,)``."""
     journal: Journal | None = None
     """The run tree's journal, when it is a durable run."""
+    turn_key: str = ""
+    """``turn`` as journal key text (durable runs): call ``k`` is at ``f"{turn_key}.{k}"``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,25 +179,31 @@ async def _run_call(call: ToolCall, index: int, batch: Batch) -> ToolResultMessa
     emitter, journal = batch.emitter, batch.journal
     tool = batch.tools.get(call.name)
     call, canonical = _canonical(call)
-    key = path_text((*batch.turn, index)) if journal is not None else ""
+    key = f"{batch.turn_key}.{index}" if journal is not None else ""
     # Malformed calls all carry {} as arguments, so they are never "the same call".
     tracked = batch.failures is not None and tool is not None and call.arguments_error is None
     same = f"{call.name}\0{canonical}"
     failed = batch.failures.get(same, 0) if tracked and batch.failures is not None else 0
     if journal is not None and journal.recorded:
         replayed = recorded_result(
-            call, key, journal=journal, emitter=emitter, ledger=batch.ledger, tool=tool
+            call,
+            key,
+            journal=journal,
+            emitter=emitter,
+            ledger=batch.ledger,
+            tool=tool,
+            canonical=canonical,
         )
         if replayed is not None:
             return _counted(replayed[0], tracked, same, failed, batch)
     if batch.interrupted is not None and batch.interrupted():
-        return _skipped(call, key, batch, "queued_user_message", QUEUED_MESSAGE_SKIP)
+        return _skipped(call, key, canonical, batch, "queued_user_message", QUEUED_MESSAGE_SKIP)
     if failed >= REPEAT_LIMIT:
         text = (
             f"Not run: this exact call ({call.name!r} with the same arguments) already failed "
             f"{failed} times. Do not repeat it: change the arguments or try another approach."
         )
-        return _skipped(call, key, batch, "repeated_failure", text)
+        return _skipped(call, key, canonical, batch, "repeated_failure", text)
     started = time.monotonic()
     emitter.emit(
         ToolCallStarted,
@@ -217,7 +225,7 @@ async def _run_call(call: ToolCall, index: int, batch: Batch) -> ToolResultMessa
         return outcome
     message, failure = finish(call, batch, started, *outcome)
     if journal is not None:
-        record_result(call, key, journal, message, failure)
+        record_result(call, key, journal, message, failure=failure, canonical=canonical)
     return _counted(message, tracked, same, failed, batch)
 
 
@@ -233,12 +241,13 @@ def _counted(
     return message
 
 
-def _skipped(
-    call: ToolCall, key: str, batch: Batch, reason: SkipReason, text: str
+def _skipped(  # noqa: PLR0917 - the call, where it is, and why it is skipped
+    call: ToolCall, key: str, canonical: str, batch: Batch, reason: SkipReason, text: str
 ) -> ToolResultMessage:
     message = skip(call, batch.emitter, reason, text)
     if batch.journal is not None:
-        record_result(call, key, batch.journal, message, f"{SKIPPED}{reason}")
+        failure = f"{SKIPPED}{reason}"
+        record_result(call, key, batch.journal, message, failure=failure, canonical=canonical)
     return message
 
 
@@ -310,11 +319,11 @@ async def _checked_run(
 
 async def _decided(call: ToolCall, site: _Site, tool: Tool, batch: Batch) -> str | Pause | None:
     """The verdict on a call: a recorded decision, else the approval hook (``_waiting``)."""
-    ask = partial(_approval, call, site, tool, batch)
-    if batch.journal is not None:
-        return await verdict(call, site.key, batch.journal, ask)
-    answer = await ask()
-    if answer is PAUSE:
+    journal = batch.journal
+    if journal is not None and journal.gated:
+        return await verdict(call, site.key, journal, partial(_approval, call, site, tool, batch))
+    answer = await _approval(call, site, tool, batch)
+    if answer is PAUSE and journal is None:
         raise pause_without_store(call.name)
     return answer
 
@@ -380,7 +389,8 @@ async def _invoke(
     )
     frame = _call_frame(site, batch, held)
     context.runtime = frame.runtime
-    attempt = await before_body(journal, site.key, tool) if journal is not None else 0
+    durable_first = journal is not None and (tool.effect == "side_effect" or tool.reads_context)
+    attempt = await before_body(journal, site.key, tool) if durable_first and journal else 0
     try:
         with use_frame(frame):  # the body, and what it starts, runs in the call's frame
             return await tool.execute(call.arguments, context)

@@ -223,8 +223,13 @@ async def execute_calls(run: RunState, calls: list[ToolCall]) -> None:
         held=run.held,
         turn=(*run.path, run.iterations),
         journal=run.journal,
+        turn_key=f"{run.key_prefix}{run.iterations}",
     )
-    run.messages.extend(await run_batch(calls, batch))
+    results = await run_batch(calls, batch)
+    if run.journal is not None:  # each result is its call's journaled step
+        turn = batch.turn_key
+        run.stepped.update((id(r), f"{turn}.{k}") for k, r in enumerate(results))
+    run.messages.extend(results)
 
 
 def wants_another_round(run: RunState, reply: AssistantMessage) -> bool:

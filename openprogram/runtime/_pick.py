@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from openprogram._pause import PAUSE, PendingCall
 from openprogram.context import use_frame
-from openprogram.durable import Journal, ValueCodec, call_print, path_text
+from openprogram.durable import Journal, ValueCodec, call_print
 from openprogram.exceptions import DecisionError, JournalDivergence
 from openprogram.messages import ToolCall
 from openprogram.runtime._approval import approval_denial
@@ -58,7 +58,7 @@ async def run_pick(menu: DecisionMenu, picked: Picked, run: RunState) -> Any:
     call = ToolCall(id=f"decision:{choice.name}", name=tool.name, arguments=dict(picked.arguments))
     journal = run.journal
     if journal is not None:
-        key = path_text(path)
+        key = f"{run.key_prefix}{run.iterations}.0"
         return await _journaled_pick(
             menu, picked, run, tool=tool, call=call, journal=journal, key=key
         )

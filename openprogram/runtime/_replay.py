@@ -23,7 +23,6 @@ from openprogram.durable import (
     Requests,
     call_print,
     explain,
-    path_text,
     read_reply,
     read_result,
     reply_step,
@@ -74,8 +73,8 @@ def recorded_reply(
     """
     if run.requests is None:
         run.requests = Requests()
-    key = path_text((*run.path, run.iterations))
-    fingerprint = run.requests.fingerprint(request)
+    key = f"{run.key_prefix}{run.iterations}"
+    fingerprint = run.requests.fingerprint(request, run.stepped)
     run.turn = (key, fingerprint)
     step = journal.step(key, "reply") if journal.recorded else None
     if step is None:
@@ -84,6 +83,7 @@ def recorded_reply(
         raise divergence(run, journal, key, request)
     reply, _ = read_reply(step)
     run.head = fingerprint.head_digest
+    run.stepped[id(reply)] = key
     return reply
 
 
@@ -93,6 +93,7 @@ def record_reply(run: RunState, journal: Journal, reply: AssistantMessage) -> No
     key, fingerprint = run.turn
     head_changed = fingerprint.head_digest != run.head
     run.head = fingerprint.head_digest
+    run.stepped[id(reply)] = key
     journal.add(reply_step(key, fingerprint, reply, head_changed))
 
 
@@ -106,7 +107,7 @@ def divergence(
     head: Mapping[str, Any] | None = None
     digests: list[str] = []
     for turn in range(1, run.iterations + 1):
-        step = journal.step(path_text((*run.path, turn)), "reply")
+        step = journal.step(f"{run.key_prefix}{turn}", "reply")
         if step is None:
             break
         _, data = read_reply(step)
@@ -130,6 +131,7 @@ def recorded_result(
     emitter: Emitter,
     ledger: Ledger | None,
     tool: Tool | None,
+    canonical: str,
 ) -> tuple[ToolResultMessage, str | None] | None:
     """The journal's result of the call at ``key``, its events emitted as replayed, or ``None``.
 
@@ -144,7 +146,7 @@ def recorded_result(
     step = journal.step(key, "result")
     if step is None:
         return None
-    if step.fingerprint != call_print(call.name, call.arguments):
+    if step.fingerprint != call_print(call.name, call.arguments, canonical):
         raise JournalDivergence(
             f"run {journal.run_id!r} diverged from its journal at call {key!r}: tool "
             f"{call.name!r} was called with other arguments (or another tool was) than the "
@@ -166,10 +168,19 @@ def recorded_result(
 
 
 def record_result(
-    call: ToolCall, key: str, journal: Journal, message: ToolResultMessage, failure: str | None
+    call: ToolCall,
+    key: str,
+    journal: Journal,
+    message: ToolResultMessage,
+    *,
+    failure: str | None,
+    canonical: str,
 ) -> None:
-    """Queue the result of the call at ``key`` (``failure``: its kind, for an error)."""
-    journal.add(result_step(key, call_print(call.name, call.arguments), message, failure))
+    """Queue the result of the call at ``key`` (``failure``: its kind, for an error;
+    ``canonical``: its arguments as JSON with sorted keys)."""
+    journal.add(
+        result_step(key, call_print(call.name, call.arguments, canonical), message, failure)
+    )
 
 
 def _replayed_events(

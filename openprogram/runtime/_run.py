@@ -162,7 +162,11 @@ class RunState(Emitter):
         journal: The run tree's journal, when the tree is a durable run.
         requests: Fingerprints of its requests so far (durable runs only).
         turn: The journal key and fingerprint of the current model turn (durable runs only).
+        stepped: The journal key of each message a journaled step made, by ``id`` (durable
+            runs only: the fingerprints of later requests name them by it).
         head: Digest of the head of its last journaled request (durable runs only).
+        key_prefix: Its position as text, ready for a turn number: ``""`` for the root
+            exec, ``"1.0/0/"`` for one nested in call ``1.0`` (durable runs only).
     """
 
     __slots__ = (
@@ -176,6 +180,7 @@ class RunState(Emitter):
         "held",
         "iterations",
         "journal",
+        "key_prefix",
         "ledger",
         "messages",
         "model",
@@ -188,6 +193,7 @@ class RunState(Emitter):
         "runtime",
         "scope",
         "started",
+        "stepped",
         "stop_reason",
         "system",
         "told_to_answer",
@@ -238,9 +244,11 @@ class RunState(Emitter):
         self.reserved = False
         self.told_to_answer = False
         self.journal: Journal | None = None
-        self.requests: Requests | None = None
+        self.requests: Requests | None = None  # made with the journal: ``_durable``
         self.turn: tuple[str, Fingerprint] | None = None
+        self.stepped: dict[int, str] = {}
         self.head: str | None = None
+        self.key_prefix = ""
 
     def request_system(self) -> str | None:
         """The system prompt of the next request: the base prompt plus the deferred catalog."""

@@ -72,9 +72,11 @@ def options_record(options: ExecOptions) -> str:
             unresumable.append(f"{name}={getattr(options, name)!r:.80}: {exc}")
     if unresumable:
         data["unresumable"] = unresumable
+    import pydantic_core  # noqa: PLC0415 - deferred for import cost (loaded by a tool's first call)
+
     try:
-        return json.dumps(data, ensure_ascii=False)
-    except (TypeError, ValueError) as exc:  # an option value of no JSON form (a host's object)
+        return pydantic_core.to_json(data).decode()  # a few times faster than json.dumps
+    except pydantic_core.PydanticSerializationError as exc:  # a value of no JSON form
         return json.dumps({"unresumable": [f"its options have no JSON form ({exc})"]})
 
 

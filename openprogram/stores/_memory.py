@@ -71,10 +71,11 @@ class MemoryStore:
     # -- durable runs (``RunStore``) ----------------------------------------------------------
 
     def open_run(
-        self, run_id: str, *, content: str, options: str
+        self, run_id: str, *, content: str, options: str, fresh: bool = False
     ) -> AbstractAsyncContextManager[StoredRun]:
         """Hold ``run_id`` for the block (in this process), create it or mark it running, and
-        yield what it holds (see ``RunStore``)."""
+        yield what it holds (see ``RunStore``; in memory, a fresh run is created at once)."""
+        del fresh
         return self._opened(run_id, content, options)
 
     @contextlib.asynccontextmanager

@@ -49,9 +49,10 @@ class Step:
     """What it is."""
     fingerprint: str
     """A reply: the hash of the request it answered; a result: of the call (tool and
-    arguments); a mark: empty."""
+    arguments); a mark: empty. Hexadecimal digits."""
     data: str
-    """What it holds, as JSON text (the runtime reads and writes it)."""
+    """What it holds: one JSON value as text (the runtime writes and reads it; a store may
+    keep it in any form that reads back as an equal JSON value)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -109,7 +110,7 @@ class RunStore(Protocol):
     """What a store does for durable runs (``MemoryStore`` and ``SQLiteStore`` do it)."""
 
     def open_run(
-        self, run_id: str, *, content: str, options: str
+        self, run_id: str, *, content: str, options: str, fresh: bool = False
     ) -> AbstractAsyncContextManager[StoredRun]:
         """Hold ``run_id`` for the block, then create it or mark it running; yield what it holds.
 
@@ -117,6 +118,9 @@ class RunStore(Protocol):
         block ends, or until the holder dies (its hold then lapses). A new run
         is created with ``content`` and ``options``; an existing one keeps its
         own. The yielded record is the run as it was before this open.
+        ``fresh``: the runtime made ``run_id`` up just now, so nothing is recorded
+        under it and nobody else knows it; the store may then create the run
+        (and hold it) with its first ``record_steps`` rather than now.
         """
         ...
 

@@ -8,8 +8,9 @@ openprogram (more migrations than this one knows) is refused, never guessed at.
 Migration 1: conversations (one row per message, its JSON as ``encode_message``
 writes it) and leases (who holds a conversation's turn, until when).
 Migration 2: durable runs: one row per run (status, the root exec's content
-and options, pending calls as JSON), one per journaled step (a run, a
-position in its tree, a kind), one per decision about a paused call.
+and options, pending calls as JSON), one per batch of journaled steps (the
+steps one transaction wrote, as a JSON array: one row costs a third of a row
+per step), one per decision about a paused call.
 Later kinds of state add their tables as migration 2, 3, ...: append a function
 to ``MIGRATIONS``; never edit one that has shipped.
 """
@@ -59,16 +60,14 @@ def _runs(db: sqlite3.Connection) -> None:
             error TEXT
         ) WITHOUT ROWID"""
     )
-    # A rowid table: a step's data (a model reply) may be kilobytes, too big for a row
-    # of a WITHOUT ROWID table; the primary key is its own index.
+    # A rowid table: a batch of steps (model replies) may be many kilobytes, too big for
+    # a row of a WITHOUT ROWID table; the primary key is its own index.
     db.execute(
         """CREATE TABLE openprogram_steps (
             run_id TEXT NOT NULL,
-            key TEXT NOT NULL,
-            kind TEXT NOT NULL,
-            fingerprint TEXT NOT NULL,
-            data TEXT NOT NULL,
-            PRIMARY KEY (run_id, key, kind)
+            batch INTEGER NOT NULL,
+            steps TEXT NOT NULL,
+            PRIMARY KEY (run_id, batch)
         )"""
     )
     db.execute(

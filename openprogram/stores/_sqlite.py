@@ -18,11 +18,11 @@ from openprogram._pause import PendingCall
 from openprogram.exceptions import UserError
 from openprogram.messages import Message
 from openprogram.messages._json import decode_message, encode_message
-from openprogram.stores import _sqlite_runs
 from openprogram.stores._database import Database
 from openprogram.stores._lease import Leases
 from openprogram.stores._memory import conflict
 from openprogram.stores._runs import Decision, RunRecord, RunStatus, Step, StoredRun
+from openprogram.stores._sqlite_runs import SQLiteRuns
 from openprogram.stores._turns import Turns
 
 __all__ = ["CACHED", "SQLiteStore"]
@@ -79,6 +79,7 @@ class SQLiteStore:
         self._leases = Leases(self._database, lease_s)
         self._turns = Turns()
         self._cache: OrderedDict[str, tuple[Message, ...]] = OrderedDict()
+        self._runs = SQLiteRuns(self._database, self._leases, self._turns)
         self._cache_lock = threading.Lock()
 
     @property
@@ -140,24 +141,14 @@ class SQLiteStore:
         if known is not None and len(known) == start:
             self._remember(conversation_id, (*known, *messages))
 
-    # -- durable runs (``RunStore``) ----------------------------------------------------------
+    # -- durable runs (``RunStore``; openprogram.stores._sqlite_runs) ---------------------------
 
     def open_run(
-        self, run_id: str, *, content: str, options: str
+        self, run_id: str, *, content: str, options: str, fresh: bool = False
     ) -> AbstractAsyncContextManager[StoredRun]:
         """Hold ``run_id`` (first in this process, then across processes through its lease),
         create it or mark it running, and yield what it holds (see ``RunStore``)."""
-        return self._run_held(run_id, content, options)
-
-    @contextlib.asynccontextmanager
-    async def _run_held(self, run_id: str, content: str, options: str) -> AsyncIterator[StoredRun]:
-        # The lease is taken, and the run opened and read, in one transaction.
-        opened = partial(_sqlite_runs.open_run, run_id=run_id, content=content, options=options)
-        async with (
-            self._turns.hold(f"run:{run_id}"),
-            self._leases.hold(f"run:{run_id}", then=opened) as stored,
-        ):
-            yield stored
+        return self._runs.open_run(run_id, content, options, fresh)
 
     async def record_steps(
         self,
@@ -169,30 +160,19 @@ class SQLiteStore:
         error: str | None = None,
     ) -> None:
         """Write steps and, with ``status``, end the run: one transaction (see ``RunStore``)."""
-        await self._database.awrite(
-            partial(
-                _sqlite_runs.write_steps,
-                run_id=run_id,
-                steps=steps,
-                status=status,
-                pending=pending,
-                error=error,
-            )
-        )
+        await self._runs.record_steps(run_id, steps, status, pending, error)
 
     async def record_decisions(self, run_id: str, decisions: Sequence[Decision]) -> None:
         """Write decisions about paused calls, in one transaction (see ``RunStore``)."""
-        await self._database.awrite(
-            partial(_sqlite_runs.write_decisions, run_id=run_id, decisions=decisions)
-        )
+        await self._runs.record_decisions(run_id, decisions)
 
     async def load_run(self, run_id: str) -> StoredRun | None:
         """Everything stored of ``run_id`` (``None``: no such run)."""
-        return await self._database.aread(partial(_sqlite_runs.load_run, run_id=run_id))
+        return await self._runs.load_run(run_id)
 
     async def list_runs(self) -> tuple[RunRecord, ...]:
         """Every run's record, oldest first."""
-        return await self._database.aread(_sqlite_runs.list_runs)
+        return await self._runs.list_runs()
 
     def _remember(self, conversation_id: str, messages: tuple[Message, ...]) -> tuple[Message, ...]:
         # Rows never change once written, so what was read stays true; only rows added

@@ -1,164 +1,153 @@
-"""The SQL of durable runs in a ``SQLiteStore`` file: each function one short piece of work.
+"""Durable runs in a ``SQLiteStore`` file: holding runs, and the few transactions a run costs.
 
-``SQLiteStore`` runs them through its ``Database`` (the write ones inside one
-``BEGIN IMMEDIATE`` transaction). The statements are constant strings, so
-``sqlite3`` prepares each once per connection and reuses it (its statement
-cache). Pending calls travel as one JSON array per run.
+A run is held through a lease row (``_lease``), like a conversation's turn: one
+holder at a time across processes, a ``kill -9``'d holder's lease free at once
+for processes of the same machine, a frozen one's when it expires. An exec
+whose run id the runtime just made up (``fresh``) costs the least: nothing is
+read (nothing can be recorded under a new id) and nothing is written when it
+opens; its first write creates the run and takes its lease in one
+transaction (a run too short to write before it ends is created by its last
+write, already ended, and never leased: nobody could know its id before). A
+run's last write (its status) frees the lease in the same transaction. So a
+short exec is one transaction; a long one, one per batch of steps.
 """
 
 from __future__ import annotations
 
-import json
-import sqlite3
+import contextlib
+import os
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from openprogram._pause import PendingCall
 from openprogram.exceptions import OpenProgramError
+from openprogram.stores import _run_sql
+from openprogram.stores._database import Database
+from openprogram.stores._lease import Leases, Renewal, free_lease
 from openprogram.stores._runs import Decision, RunRecord, RunStatus, Step, StoredRun
+from openprogram.stores._turns import Turns
 
-__all__ = ["list_runs", "load_run", "open_run", "write_decisions", "write_steps"]
-
-_COLUMNS = "status, content, options, created, updated, pending, error"
-_RUN = f"SELECT {_COLUMNS} FROM openprogram_runs"
-_STEPS = "SELECT key, kind, fingerprint, data FROM openprogram_steps WHERE run_id = ?"
-_DECISIONS = (
-    "SELECT path, call_id, approved, reason, arguments_hash FROM openprogram_decisions "
-    "WHERE run_id = ?"
-)
-_PUT_STEP = (
-    "INSERT OR REPLACE INTO openprogram_steps (run_id, key, kind, fingerprint, data) "
-    "VALUES (?, ?, ?, ?, ?)"
-)
+__all__ = ["SQLiteRuns"]
 
 
-def open_run(db: sqlite3.Connection, *, run_id: str, content: str, options: str) -> StoredRun:
-    """Create the run (status running) or mark the stored one running; return it as it was."""
-    now = time.time()
-    stored = load_run(db, run_id=run_id)
-    if stored is None:
-        db.execute(
-            "INSERT INTO openprogram_runs "
-            "(run_id, status, content, options, created, updated, pending, error) "
-            "VALUES (?, 'running', ?, ?, ?, ?, '[]', NULL)",
-            (run_id, content, options, now, now),
-        )
-        record = RunRecord(
-            run_id=run_id,
-            status="running",
-            content=content,
-            options=options,
-            created=now,
-            updated=now,
-        )
-        return StoredRun(record=record, steps=(), decisions=())
-    db.execute("UPDATE openprogram_runs SET status = 'running' WHERE run_id = ?", (run_id,))
-    return stored
+@dataclass(slots=True)
+class _Held:
+    """A run this store holds (or will, from its first write, for a fresh one)."""
+
+    name: str
+    """The lease's name."""
+    owner: str
+    """This holder's token."""
+    fresh: tuple[str, str] | None = None
+    """A fresh run not created yet: its content and options."""
+    leased: bool = False
+    """Whether this holder has the lease row."""
+    renewal: Renewal | None = None
+    """Renews a lease taken by a write (a fresh run's first)."""
 
 
-def write_steps(
-    db: sqlite3.Connection,
-    *,
-    run_id: str,
-    steps: Sequence[Step],
-    status: RunStatus | None,
-    pending: Sequence[PendingCall],
-    error: str | None,
-) -> None:
-    """Write steps and, with ``status``, the run's new status (one transaction: the caller's)."""
-    if len(steps) == 1:
-        step = steps[0]
-        db.execute(_PUT_STEP, (run_id, step.key, step.kind, step.fingerprint, step.data))
-    elif steps:
-        db.executemany(_PUT_STEP, [(run_id, s.key, s.kind, s.fingerprint, s.data) for s in steps])
-    if status is None:
-        return
-    done = db.execute(
-        "UPDATE openprogram_runs SET status = ?, pending = ?, error = ?, updated = ? "
-        "WHERE run_id = ?",
-        (status, _pending_json(pending), error, time.time(), run_id),
-    )
-    if done.rowcount != 1:
-        raise OpenProgramError(f"SQLiteStore: no run {run_id!r} to set {status!r}")
+class SQLiteRuns:
+    """The ``RunStore`` half of a ``SQLiteStore``."""
 
+    def __init__(self, database: Database, leases: Leases, turns: Turns) -> None:
+        self._database = database
+        self._leases = leases
+        self._turns = turns
+        self._held: dict[str, _Held] = {}
 
-def write_decisions(db: sqlite3.Connection, *, run_id: str, decisions: Sequence[Decision]) -> None:
-    """Write decisions (one per path; a later one replaces it)."""
-    db.executemany(
-        "INSERT OR REPLACE INTO openprogram_decisions "
-        "(run_id, path, call_id, approved, reason, arguments_hash) VALUES (?, ?, ?, ?, ?, ?)",
-        [
-            (run_id, d.path, d.call_id, int(d.approved), d.reason, d.arguments_hash)
-            for d in decisions
-        ],
-    )
+    @contextlib.asynccontextmanager
+    async def open_run(
+        self, run_id: str, content: str, options: str, fresh: bool
+    ) -> AsyncIterator[StoredRun]:
+        """See ``RunStore.open_run``."""
+        async with self._turns.hold(f"run:{run_id}"):
+            if fresh:
+                held = _Held(f"run:{run_id}", os.urandom(12).hex(), fresh=(content, options))
+                self._held[run_id] = held
+                try:
+                    yield _new(run_id, content, options)
+                finally:
+                    await self._let_go(run_id, held)
+                return
+            opened = partial(_run_sql.open_run, run_id=run_id, content=content, options=options)
+            async with self._leases.hold(f"run:{run_id}", then=opened) as lease:
+                held = _Held(lease.name, lease.owner, leased=True)
+                self._held[run_id] = held
+                try:
+                    yield lease.value
+                finally:
+                    self._held.pop(run_id, None)
+                    lease.freed = not held.leased  # freed by the run's last write
 
+    async def record_steps(
+        self,
+        run_id: str,
+        steps: Sequence[Step],
+        status: RunStatus | None,
+        pending: Sequence[PendingCall],
+        error: str | None,
+    ) -> None:
+        """See ``RunStore.record_steps``."""
+        held = self._held.get(run_id)
+        create = held.fresh if held is not None else None
+        claim = create is not None and status is None  # a fresh run going on: lease it now
+        free = held is not None and held.leased and status is not None
 
-def load_run(db: sqlite3.Connection, *, run_id: str) -> StoredRun | None:
-    """Everything stored of ``run_id`` (three queries), or ``None``."""
-    row = db.execute(f"{_RUN} WHERE run_id = ?", (run_id,)).fetchone()
-    if row is None:
-        return None
-    steps = tuple(
-        Step(key=key, kind=kind, fingerprint=fingerprint, data=data)
-        for key, kind, fingerprint, data in db.execute(_STEPS, (run_id,))
-    )
-    decisions = tuple(
-        Decision(
-            path=path,
-            call_id=call_id,
-            approved=bool(approved),
-            reason=reason,
-            arguments_hash=arguments_hash,
-        )
-        for path, call_id, approved, reason, arguments_hash in db.execute(_DECISIONS, (run_id,))
-    )
-    return StoredRun(record=_record(run_id, row), steps=steps, decisions=decisions)
-
-
-def list_runs(db: sqlite3.Connection) -> tuple[RunRecord, ...]:
-    """Every run's record, oldest first."""
-    rows = db.execute(
-        f"SELECT run_id, {_COLUMNS} FROM openprogram_runs ORDER BY created, run_id"
-    ).fetchall()
-    return tuple(_record(row[0], row[1:]) for row in rows)
-
-
-def _record(run_id: str, row: Sequence[Any]) -> RunRecord:
-    status, content, options, created, updated, pending, error = row
-    return RunRecord(
-        run_id=run_id,
-        status=status,
-        content=content,
-        options=options,
-        created=created,
-        updated=updated,
-        pending=tuple(
-            PendingCall(
-                call_id=p["call_id"],
-                path=p["path"],
-                tool_name=p["tool_name"],
-                arguments=p["arguments"],
+        def write(db: Any) -> None:
+            if create is not None:
+                _run_sql.create_run(db, run_id=run_id, content=create[0], options=create[1])
+            if claim and held is not None and self._leases.claim(db, held.name, held.owner) > 0:
+                raise OpenProgramError(f"SQLiteStore: the new run {run_id!r} is held by another")
+            lease = (held.name, held.owner) if free and held is not None else None
+            _run_sql.write_steps(
+                db,
+                run_id=run_id,
+                steps=steps,
+                status=status,
+                pending=pending,
+                error=error,
+                lease=lease,
             )
-            for p in json.loads(pending)
-        ),
-        error=error,
-    )
+
+        await self._database.awrite(write)
+        if held is not None:
+            held.fresh = None
+            if claim:
+                held.leased, held.renewal = True, self._leases.renew(held.name, held.owner)
+            if free:
+                held.leased = False
+                if held.renewal is not None:
+                    held.renewal.stop()
+
+    async def record_decisions(self, run_id: str, decisions: Sequence[Decision]) -> None:
+        """See ``RunStore.record_decisions``."""
+        await self._database.awrite(
+            partial(_run_sql.write_decisions, run_id=run_id, decisions=decisions)
+        )
+
+    async def load_run(self, run_id: str) -> StoredRun | None:
+        """See ``RunStore.load_run``."""
+        return await self._database.aread(partial(_run_sql.load_run, run_id=run_id))
+
+    async def list_runs(self) -> tuple[RunRecord, ...]:
+        """See ``RunStore.list_runs``."""
+        return await self._database.aread(_run_sql.list_runs)
+
+    async def _let_go(self, run_id: str, held: _Held) -> None:
+        """The end of a fresh run's block: free its lease if a write took it and none freed it."""
+        self._held.pop(run_id, None)
+        if held.renewal is not None:
+            held.renewal.stop()
+        if held.leased:
+            await self._database.awrite(partial(free_lease, name=held.name, owner=held.owner))
 
 
-def _pending_json(pending: Sequence[PendingCall]) -> str:
-    if not pending:
-        return "[]"
-    return json.dumps(
-        [
-            {
-                "call_id": p.call_id,
-                "path": p.path,
-                "tool_name": p.tool_name,
-                "arguments": dict(p.arguments),
-            }
-            for p in pending
-        ],
-        ensure_ascii=False,
+def _new(run_id: str, content: str, options: str) -> StoredRun:
+    now = time.time()
+    record = RunRecord(
+        run_id=run_id, status="running", content=content, options=options, created=now, updated=now
     )
+    return StoredRun(record=record, steps=(), decisions=())

@@ -84,11 +84,11 @@ def test_a_side_effect_whose_attempt_died_is_not_run_again(store: Any) -> None:
 
 def test_an_idempotent_call_whose_attempt_died_runs_again_with_the_same_key(store: Any) -> None:
     crash_in.add("quote")
+    # One call after the other: the crash in quote comes before charge starts.
+    options: dict[str, Any] = {"tools": [quote, charge], "parallel_tool_calls": False}
     with pytest.raises(Crash):
-        Runtime(FunctionProvider(buyer), store=store).exec("buy", tools=[quote, charge], run_id="i")
-    output = Runtime(FunctionProvider(buyer), store=store).exec(
-        "buy", tools=[quote, charge], run_id="i"
-    )
+        Runtime(FunctionProvider(buyer), store=store).exec("buy", run_id="i", **options)
+    output = Runtime(FunctionProvider(buyer), store=store).exec("buy", run_id="i", **options)
     assert output == "tea: 5 / charged 5"
     quotes = [key for name, key in log if name == "quote"]
     assert quotes == ["i:1.0", "i:1.0"]  # at least once, with the same key

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -38,8 +39,8 @@ def test_a_run_is_created_once_and_opened_again_as_it_was(store: Any) -> None:
             assert record.pending == (
                 PendingCall(call_id="c", path="1.1", tool_name="t", arguments={"x": 1}),
             )
-            by_key = {(s.key, s.kind): s.data for s in again.steps}
-            assert by_key == {("1", "reply"): '{"a": 1}', ("1.0", "started"): '{"attempt": 2}'}
+            by_key = {(s.key, s.kind): json.loads(s.data) for s in again.steps}
+            assert by_key == {("1", "reply"): {"a": 1}, ("1.0", "started"): {"attempt": 2}}
             decision = Decision(
                 path="1.1", call_id="c", approved=False, reason="no", arguments_hash="h"
             )
