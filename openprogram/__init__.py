@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from openprogram._pause import PAUSE, PendingCall
+from openprogram._pause import PAUSE, Pause, PendingCall
 from openprogram.budget import Budget, BudgetUsage
 from openprogram.context import get_current_runtime, set_default_runtime
 from openprogram.decorators import AgenticFunction, agentic_function, function
@@ -96,6 +96,7 @@ __all__ = [  # noqa: RUF022 - plainly sorted (PAUSE among the P names), as a tes
     "OpenAIResponsesProvider",
     "OpenProgramError",
     "PAUSE",
+    "Pause",
     "PendingCall",
     "Policy",
     "RefusalError",

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from openprogram._pause import PAUSE, PendingCall
 from openprogram.context import use_frame
-from openprogram.durable import Journal, ValueCodec, call_print
+from openprogram.durable import Journal, ValueCodec, call_print, idempotency_key
 from openprogram.exceptions import DecisionError, JournalDivergence
 from openprogram.messages import ToolCall
 from openprogram.runtime._approval import approval_denial
@@ -137,7 +137,10 @@ async def _run_picked(
     )
     try:
         with use_frame(frame):
-            return await menu.run(picked, frame.runtime)
+            key = None
+            if run.journal is not None:
+                key = idempotency_key(run.journal.run_id, f"{run.key_prefix}{run.iterations}.0")
+            return await menu.run(picked, frame.runtime, idempotency_key=key)
     except asyncio.CancelledError:
         cancel.set()  # execs on other threads watch this event
         raise
