@@ -164,7 +164,7 @@ def kills(trials: int) -> None:
         f"side_effect bodies run twice: "
         f"{sum(n > 1 for t in results for n in t.side_effects.values())}; "
         f"idempotent bodies run again: {sum(t.idempotent_reruns for t in results)}; "
-        f"unknown outcomes (kill inside a refund): {sum(t.unknown_outcomes for t in results)}; "
+        f"unknown outcomes (kill inside a refund): {sum(len(t.unknown) for t in results)}; "
         f"wrong idempotency keys: {sum(len(t.wrong_keys) for t in results)}; "
         f"outputs equal to an uninterrupted run's: {sum(t.output == expected for t in results)}"
         f"/{trials}"

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from openprogram.events import (
     SkipReason,
@@ -27,13 +26,11 @@ from openprogram.events import (
 )
 from openprogram.messages import ToolCall, ToolResultMessage
 from openprogram.providers._json import without_lone_surrogates
+from openprogram.runtime._call_batch import Batch
 from openprogram.runtime._redact import declared_names, describe_violations
 from openprogram.runtime._run import Emitter
 from openprogram.runtime._stream import StreamToolResult
 from openprogram.tools import Tool, ToolResult
-
-if TYPE_CHECKING:
-    from openprogram.runtime._executor import Batch
 
 __all__ = ["finish", "paused", "schema_hash", "skip"]
 

@@ -52,6 +52,8 @@ DENIED = "a manager said no: the order was already refunded by bank transfer"
 BODY_S = 0.003
 """How long each tool body works (so kills land inside bodies too)."""
 ORDERS = ("A", "B")
+REFUNDS = ("1.0/0/1.1", "1.1/0/1.1")
+"""Where the two refunds are in the run tree."""
 _LOG = {"path": "", "attempt": 0}
 
 
@@ -200,8 +202,8 @@ class Trial:
     """Runs of each ``side_effect`` body, by call path."""
     idempotent_reruns: int = 0
     """Runs of idempotent bodies beyond the first, over all calls."""
-    unknown_outcomes: int = 0
-    """``side_effect`` calls a kill left with an unknown outcome."""
+    unknown: set[str] = field(default_factory=set)
+    """Paths of ``side_effect`` calls a kill left with an unknown outcome (started, maybe run)."""
     wrong_keys: list[str] = field(default_factory=list)
     """Idempotency keys that were not ``run_id:path`` of their call."""
 
@@ -264,7 +266,7 @@ def kill_trial(
         trial.output = outcome["output"]
         break
     _check_log(trial, log, run_id, before)
-    trial.unknown_outcomes = unknown_outcomes(place, run_id)
+    trial.unknown = unknown_outcomes(place, run_id)
     return trial
 
 
@@ -287,19 +289,19 @@ def _check_log(
     trial.idempotent_reruns = sum(n - 1 for key, n in runs.items() if key not in trial.side_effects)
 
 
-def unknown_outcomes(place: str, run_id: str) -> int:
-    """How many calls of the run ended with an unknown outcome (a kill inside a side effect)."""
+def unknown_outcomes(place: str, run_id: str) -> set[str]:
+    """The paths of the run's calls whose outcome a kill made unknown."""
     store = open_store(place)
     try:
         stored = asyncio.run(store.load_run(run_id))
     finally:
         store.close()
     assert stored is not None
-    return sum(
-        json.loads(s.data).get("failure") == "unknown_outcome"
+    return {
+        s.key
         for s in stored.steps
-        if s.kind == "result"
-    )
+        if s.kind == "result" and json.loads(s.data).get("failure") == "unknown_outcome"
+    }
 
 
 if __name__ == "__main__":

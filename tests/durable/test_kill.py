@@ -14,7 +14,7 @@ from pathlib import Path
 
 from openprogram.stores import MemoryStore
 
-from ._refunds import kill_trial, uninterrupted_output
+from ._refunds import REFUNDS, kill_trial, uninterrupted_output
 
 TRIALS = 50
 
@@ -27,7 +27,12 @@ def test_killed_and_restarted_runs_redo_nothing_finished(place: str, tmp_path: P
         )
     assert [t.reexecuted for t in trials if t.reexecuted] == []
     assert [t.seed for t in trials if max(t.side_effects.values()) > 1] == []
-    assert [t.seed for t in trials if len(t.side_effects) != 2] == []  # both refunds ran
+    # Each refund ran exactly once, or a kill landed between its started mark and its end.
+    assert [
+        t.seed
+        for t in trials
+        if not all(t.side_effects.get(path) == 1 or path in t.unknown for path in REFUNDS)
+    ] == []
     assert [t.wrong_keys for t in trials if t.wrong_keys] == []
     assert [t.seed for t in trials if t.output != expected] == []
     assert sum(t.kills for t in trials) >= TRIALS // 2  # the trials were killed, often
