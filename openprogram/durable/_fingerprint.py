@@ -28,8 +28,7 @@ import base64
 import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from openprogram.messages import (
     ImageContent,
@@ -107,9 +106,9 @@ def call_print(name: str, arguments: Mapping[str, Any], canonical: str | None = 
     return _digest(f"{len(name)}:{name}{canonical}")
 
 
-@dataclass(frozen=True, slots=True)
-class Fingerprint:
-    """One request's fingerprint and the digests of its parts."""
+class Fingerprint(NamedTuple):
+    """One request's fingerprint and the digests of its parts (a tuple: one per model turn,
+    made fast)."""
 
     value: str
     """The hash of the whole normalised request."""
@@ -162,19 +161,19 @@ class Requests:
             self._restart()  # the history was rewritten: hash it afresh
             seen = 0
         keys = stepped or {}
-        new = tuple(
-            f"@{key}" if (key := keys.get(id(m))) is not None else self._message_digest(m)
-            for m in messages[seen:]
-        )
-        running = self._running
-        for digest in new:
+        running, added = self._running, []
+        for message in messages[seen:]:
+            key = keys.get(id(message))
+            digest = f"@{key}" if key is not None else self._message_digest(message)
             running.update(digest.encode())
+            added.append(digest)
+        new = tuple(added)
         self._digests.extend(new)
         self._last = messages[-1] if messages else None
         head, head_digest = self._head(request)
         # The head's digest and the messages' running hash: together, the whole request's.
         value = f"{head_digest}{running.hexdigest()}"
-        return Fingerprint(value=value, head=head, head_digest=head_digest, new=new)
+        return Fingerprint(value, head, head_digest, new)
 
     def _message_digest(self, message: Message) -> str:
         form = _form(message, self._ids)

@@ -339,12 +339,14 @@ async def _invoke(
         deps=batch.deps,
         cancel=site.cancel,
         on_report=report,
-        idempotency_key=idempotency_key(journal.run_id, site.key) if journal is not None else None,
     )
     frame = _call_frame(site, batch, held)
     context.runtime = frame.runtime
-    durable_first = journal is not None and (tool.effect == "side_effect" or tool.reads_context)
-    attempt = await before_body(journal, site.key, tool) if durable_first and journal else 0
+    attempt = 0
+    if journal is not None and (tool.effect == "side_effect" or tool.reads_context):
+        # Only a body given its context can read the key; the call is written before it runs.
+        context.idempotency_key = idempotency_key(journal.run_id, site.key)
+        attempt = await before_body(journal, site.key, tool)
     try:
         with use_frame(frame):  # the body, and what it starts, runs in the call's frame
             return await tool.execute(call.arguments, context)
