@@ -18,6 +18,7 @@ stands in for the approval hook, and the hook may pause it like any call.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import threading
 from functools import partial
@@ -77,7 +78,7 @@ async def _journaled_pick(
     key: str,
 ) -> Any:
     """``run_pick`` in a durable run: the recorded value, or the pick run and its value queued."""
-    codec = ValueCodec(tool.fn if tool.fn is not None else tool.execute, tool.name)
+    codec = _codec(tool.fn if tool.fn is not None else tool.execute, tool.name)
     fingerprint = call_print(call.name, call.arguments)
     recorded = journal.step(key, "result")
     if recorded is not None:
@@ -106,6 +107,12 @@ async def _journaled_pick(
     data = f'{{"pick":{json.dumps(picked.choice.name)},"value":{codec.dumps(value)}}}'
     journal.add(Step(key=key, kind="result", fingerprint=fingerprint, data=data))
     return value
+
+
+@functools.lru_cache(maxsize=256)
+def _codec(fn: Any, name: str) -> ValueCodec:
+    """The codec of a picked function's value (building its pydantic adapter costs ~1 ms)."""
+    return ValueCodec(fn, name)
 
 
 async def _run_picked(

@@ -97,3 +97,24 @@ def test_what_has_no_importable_name_makes_resume_say_how_to_go_on(store: Any) -
     assert "Run the same exec again with run_id='local'" in message
     # Which works: the journal replays it.
     assert runtime.exec("Ok?", run_id="local", response_format=Local) == Local(ok=True)
+
+
+class Opaque:
+    """A value pydantic cannot write."""
+
+
+def opaque_pick():  # type: ignore[no-untyped-def]
+    """Pick the opaque thing."""
+    return Opaque()
+
+
+def test_a_picked_value_a_store_cannot_keep_is_an_error_naming_the_function(store: Any) -> None:
+    def model(request: ProviderRequest) -> str:
+        return '{"call": "opaque_pick"}'
+
+    runtime = Runtime(FunctionProvider(model), store=store)
+    with pytest.raises(
+        UserError, match=r"the picked function 'opaque_pick' returns what a durable"
+    ):
+        runtime.exec("Pick", choices=[opaque_pick], run_id="opaque")
+    assert Runtime(FunctionProvider(model)).exec("Pick", choices=[opaque_pick]).__class__ is Opaque
