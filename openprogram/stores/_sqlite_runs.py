@@ -14,6 +14,7 @@ short exec is one transaction; a long one, one per batch of steps.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import time
@@ -47,6 +48,10 @@ class _Held:
     """Whether this holder has the lease row."""
     renewal: Renewal | None = None
     """Renews a lease taken by a write (a fresh run's first)."""
+    loop: asyncio.AbstractEventLoop | None = None
+    """The loop of the block that holds the run (renewals run there, whoever wrote first)."""
+    ended: bool = False
+    """The block has ended."""
 
 
 class SQLiteRuns:
@@ -66,6 +71,7 @@ class SQLiteRuns:
         async with self._turns.hold(f"run:{run_id}"):
             if fresh:
                 held = _Held(f"run:{run_id}", os.urandom(12).hex(), fresh=(content, options))
+                held.loop = asyncio.get_running_loop()
                 self._held[run_id] = held
                 try:
                     yield _new(run_id, content, options)
@@ -116,7 +122,8 @@ class SQLiteRuns:
         if held is not None:
             held.fresh = None
             if claim:
-                held.leased, held.renewal = True, self._leases.renew(held.name, held.owner)
+                held.leased = True
+                self._renew_on_its_loop(held)
             if free:
                 held.leased = False
                 if held.renewal is not None:
@@ -136,8 +143,27 @@ class SQLiteRuns:
         """See ``RunStore.list_runs``."""
         return await self._database.aread(_run_sql.list_runs)
 
+    def _renew_on_its_loop(self, held: _Held) -> None:
+        """Renew a lease a write took, on the holding block's loop (a nested exec's write may
+        come from a loop that ends before the run does)."""
+
+        def start() -> None:
+            if held.leased and not held.ended:
+                held.renewal = self._leases.renew(held.name, held.owner)
+
+        loop = held.loop
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if loop is None or loop is running:
+            start()
+        else:
+            loop.call_soon_threadsafe(start)
+
     async def _let_go(self, run_id: str, held: _Held) -> None:
         """The end of a fresh run's block: free its lease if a write took it and none freed it."""
+        held.ended = True
         self._held.pop(run_id, None)
         if held.renewal is not None:
             held.renewal.stop()

@@ -260,3 +260,13 @@ def test_run_id_needs_a_store_and_belongs_to_the_outermost_exec(store: Any) -> N
     assert runtime.last_run is not None
     result = next(m for m in runtime.last_run.messages if isinstance(m, ToolResultMessage))
     assert "pass run_id= to the outermost exec only" in result.content
+
+
+def test_a_conversation_send_is_a_durable_run(store: Any) -> None:
+    runtime = Runtime(ScriptedProvider(["hi", "again"]), store=store)
+    chat = runtime.conversation("c")
+    assert chat.send("hello", tools=[]) == "hi"
+    assert chat.send("more", tools=[]) == "again"
+    runs = asyncio.run(store.list_runs())
+    assert [r.status for r in runs] == ["finished", "finished"]
+    assert len(chat.messages) == 4
