@@ -44,11 +44,14 @@ class Journal:
     Args:
         store: Where the run lives.
         stored: What the store holds of it (read when the root exec opened it).
+        root: The root exec's position in the frame (``()`` at top level).
     """
 
-    def __init__(self, store: RunStore, stored: StoredRun) -> None:
+    def __init__(self, store: RunStore, stored: StoredRun, root: tuple[int, ...] = ()) -> None:
         self.run_id = stored.record.run_id
         """The run's id."""
+        self.root = root
+        """The root exec's position in the frame (keys are relative to it: the root is ``""``)."""
         self._store = store
         self._steps = {(step.key, step.kind): step for step in stored.steps}
         self._decisions = {d.path: d for d in stored.decisions}

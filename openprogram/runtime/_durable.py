@@ -71,7 +71,7 @@ def join_tree(run: RunState, parent: Frame) -> None:
     journal = parent.journal
     if journal is not None:
         run.journal = journal
-        exec_key = path_text(run.path)
+        exec_key = path_text(run.path[len(journal.root) :])  # keys count from the run's root
         run.run_id = f"{journal.run_id}/{exec_key}"
         run.key_prefix = f"{exec_key}/"
 
@@ -92,7 +92,7 @@ async def run_durably(
     async with store.open_run(
         run.run_id, content=content, options=options_record(run.options), fresh=fresh
     ) as stored:
-        journal = Journal(store, stored)
+        journal = Journal(store, stored, run.path)
         run.journal = journal
         try:
             output = await loop(run)
