@@ -39,7 +39,7 @@ from openprogram.cli._output import UserCodeError, print_error, stdout_to_stderr
 from openprogram.cli._run_cmd import execute, jsonable
 from openprogram.cli._tools_cmd import add_tools_arguments, tools_command
 from openprogram.exceptions import ConfigurationError, OpenProgramError, UserError
-from openprogram.providers.local._weights import LOCAL_MODEL, LOCAL_MODELS
+from openprogram.providers.local import LOCAL_MODEL, LOCAL_MODELS
 from openprogram.runtime import MODEL_ENV_VAR, Runtime
 
 __all__ = ["main"]

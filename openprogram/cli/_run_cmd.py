@@ -26,7 +26,7 @@ from openprogram.cli._model import model_label
 from openprogram.cli._tree import JsonLinesView, TreeView
 from openprogram.events import AgentEnd, Event, ProviderResponseReceived, ToolCallStarted
 from openprogram.providers import Provider
-from openprogram.providers.local._progress import progress_to
+from openprogram.providers.local._embedded import progress_to
 from openprogram.runtime import Runtime
 
 __all__ = ["execute", "jsonable"]
