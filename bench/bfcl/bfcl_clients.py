@@ -68,7 +68,7 @@ class OpenProgramClient:
         from openprogram.providers.local import LocalProvider
 
         sampling = {"temperature": temperature, "max_tokens": max_tokens}
-        # The neutral sampling options of exec (ARCHITECTURE §14) when this checkout has
+        # The neutral sampling options of exec (docs/providers.md) when this checkout has
         # them; before that, the only way is the provider's extra_body.
         native = {"temperature", "max_tokens"} <= inspect.signature(Runtime.exec).parameters.keys()
         self.sampling_via = "exec" if native else "extra_body"

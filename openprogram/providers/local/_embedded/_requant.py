@@ -12,8 +12,8 @@ byte. The opt-in model ``"qwen2.5-coder-0.5b-q4_0"`` is served from that copy.
 
 Q5_0 stores 32 values as one fp16 scale ``d`` and 5-bit integers ``q`` in
 -16..15 (``x = d * q``); Q4_0 as one fp16 scale and 4-bit integers in -8..7.
-The copy has half the levels of the original, so the model's replies change;
-docs/local-model.md has the accuracy and speed measured on it.
+The copy has half the levels of the original, so the model's replies change
+(``bench/local-model/NOTES.md`` has the accuracy and speed measured on it).
 
 Only numpy is needed (the ``local`` extra installs it). The result depends on
 nothing but the input bytes, so its size and SHA-256 can be pinned.
