@@ -28,7 +28,12 @@ from openprogram.providers.local._embedded import ensure_weights
 from openprogram.providers.local._embedded._files import SPARE_BYTES
 from openprogram.providers.local._profile import Faster, WeightsSpec
 
-from .test_weights import CHUNKS, _install_fake_parts, _leftovers
+from .test_weights import (
+    CHUNKS,
+    _install_fake_parts,
+    _leftovers,
+    gguf_spec,  # noqa: F401 -- the fixture, used by name below
+)
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX flock and SIGKILL")
 
@@ -185,4 +190,17 @@ def test_the_space_check_counts_the_join_and_the_faster_copy(
     assert "for the local model and model-fast.gguf" in str(info.value)
     assert "OPENPROGRAM_CACHE_DIR" in str(info.value)
     assert not (cache / spec.filename).exists()  # refused before writing anything
+    assert _leftovers(cache) == []
+
+
+def test_a_dead_writers_copy_is_removed_when_the_copy_is_made(
+    gguf_spec: WeightsSpec,  # noqa: F811 -- the fixture imported above
+    tmp_path: Path,
+) -> None:
+    assert gguf_spec.faster is not None
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    stale = cache / f".{gguf_spec.faster.filename}.999999999.k3x_9qab.tmp"  # killed mid-copy
+    stale.write_bytes(b"half a copy")
+    assert ensure_weights(gguf_spec, cache) == cache / gguf_spec.faster.filename
     assert _leftovers(cache) == []
