@@ -7,9 +7,10 @@ Each program marks what mypy must say about a line at its end:
 sees ``openprogram`` the way users do, as an installed package (PEP 561: only
 with its ``py.typed``): from ``$OPENPROGRAM_TYPING_SITE``, the target
 directory ``scripts/typing_check.sh`` installs the built wheel into, or else
-from a copy of this tree's package laid out the same way. The README's blocks,
-the docs' "Typed answers" section and every docs block marked
-``<!-- mypy --strict -->`` must type-check clean.
+from a copy of this tree's package laid out the same way. The programs in
+``programs/`` (pytest runs them as tests), the README's blocks, the docs'
+"Typed answers" section and every docs block marked ``<!-- mypy --strict -->``
+must type-check clean.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 EXAMPLES = sorted(p.name for p in (HERE / "examples").glob("*.py"))
+PROGRAMS = sorted(p.name for p in (HERE / "programs").glob("test_*.py"))
+"""Whole programs on the shipped fakes, run by pytest as tests: they must type-check clean."""
 ROOT = HERE.parent.parent
 PACKAGE = ROOT / "openprogram"
 README_PROGRAM = "readme_blocks.py"
@@ -114,6 +117,8 @@ def mypy_output(tmp_path_factory: pytest.TempPathFactory) -> str:
     programs.mkdir()
     for name in EXAMPLES:
         shutil.copy(HERE / "examples" / name, programs / name)
+    for name in PROGRAMS:
+        shutil.copy(HERE / "programs" / name, programs / name)
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     (programs / README_PROGRAM).write_text("\n".join(_BLOCK.findall(readme)), encoding="utf-8")
     (programs / TYPED_DOCS_PROGRAM).write_text("\n".join(typed_docs_blocks()), encoding="utf-8")
@@ -125,7 +130,7 @@ def mypy_output(tmp_path_factory: pytest.TempPathFactory) -> str:
     command = [sys.executable, "-m", "mypy", "--strict", "--show-error-codes", "--no-pretty"]
     command += ["--hide-error-context", "--no-error-summary", "--cache-dir", str(tmp / "cache")]
     done = subprocess.run(
-        [*command, *EXAMPLES, README_PROGRAM, TYPED_DOCS_PROGRAM, *docs_blocks],
+        [*command, *EXAMPLES, *PROGRAMS, README_PROGRAM, TYPED_DOCS_PROGRAM, *docs_blocks],
         cwd=programs,
         env=env,
         capture_output=True,
@@ -158,6 +163,15 @@ def test_example_type_checks_as_annotated(name: str, mypy_report: dict[str, set[
     assert (missing, unexpected) == ([], []), (
         f"{name}: expected but not reported {missing}; reported but not expected {unexpected}"
     )
+
+
+def test_programs_exist() -> None:
+    assert {"test_gate_rules.py", "test_support_agent.py"} <= set(PROGRAMS)
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_program_type_checks_clean(name: str, mypy_report: dict[str, set[Finding]]) -> None:
+    assert mypy_report.get(name, set()) == set()
 
 
 def test_a_bad_keyword_is_one_short_error_naming_it(mypy_output: str) -> None:
