@@ -40,7 +40,7 @@ __all__ = [
 ]
 
 MAX_ITERATIONS_CAP = 50
-"""Hard cap on model calls per exec, whatever ``max_iterations`` asks (seed 000)."""
+"""Hard cap on model calls per exec, whatever ``max_iterations`` asks (docs/concepts.md)."""
 
 OnMaxIterations: TypeAlias = Literal["return", "raise", "finish"]
 
@@ -95,7 +95,7 @@ class ExecKwargs(CommonExecKwargs, total=False):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ExecOptions:
-    """Validated options of one exec (ARCHITECTURE §8)."""
+    """Validated options of one exec (docs/concepts.md, "The tool loop")."""
 
     tools: Sequence[Any] | None = None
     """Tool-likes offered to the model (then gated); ``None``: inherit or use the registry."""
