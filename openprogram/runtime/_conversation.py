@@ -22,7 +22,6 @@ from openprogram.messages import Message, trim_history
 from openprogram.runtime._held import get_held, use_held
 from openprogram.runtime._options import (
     CommonExecKwargs,
-    ExecKwargs,
     ExecOptions,
     FormatKwargs,
     PickKwargs,
@@ -31,6 +30,11 @@ from openprogram.runtime._options import (
 from openprogram.runtime._result import RunResult
 from openprogram.runtime._start import run_exec
 from openprogram.runtime._sync import run_sync
+from openprogram.runtime._unmatched import (
+    keywords_with_choices,
+    keywords_without_choices,
+    unmatched,
+)
 from openprogram.stores import Store
 
 if TYPE_CHECKING:
@@ -132,7 +136,13 @@ class Conversation:
     ) -> Any: ...
     @overload
     def send(self, content: Any, *, choices: Any, **options: Unpack[PickKwargs]) -> Any: ...
-    def send(self, content: Any, **options: Unpack[ExecKwargs]) -> Any:
+    @overload
+    @unmatched(keywords_without_choices)
+    def send(self, content: Any, **options: Any) -> Any: ...
+    @overload
+    @unmatched(keywords_with_choices)
+    def send(self, content: Any, **options: Any) -> Any: ...
+    def send(self, content: Any, **options: Any) -> Any:
         """Send ``content`` and return the answer, as ``runtime.exec`` would.
 
         The model sees the conversation so far (trimmed), then ``content``; the
@@ -167,7 +177,13 @@ class Conversation:
     ) -> Any: ...
     @overload
     async def asend(self, content: Any, *, choices: Any, **options: Unpack[PickKwargs]) -> Any: ...
-    async def asend(self, content: Any, **options: Unpack[ExecKwargs]) -> Any:
+    @overload
+    @unmatched(keywords_without_choices)
+    async def asend(self, content: Any, **options: Any) -> Any: ...
+    @overload
+    @unmatched(keywords_with_choices)
+    async def asend(self, content: Any, **options: Any) -> Any: ...
+    async def asend(self, content: Any, **options: Any) -> Any:
         """``send`` for async code: same options, same result, same errors."""
         if "history" in options:
             raise UserError(

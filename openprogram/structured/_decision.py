@@ -32,10 +32,12 @@ from openprogram.tools import Tool, ToolContext
 if TYPE_CHECKING:
     from openprogram.structured._pick_types import (
         AsyncFunctionOptions,
+        AsyncFunctionOrValueOptions,
         ClassOptions,
         Cls,
         DescribedValueOptions,
         FunctionOptions,
+        FunctionOrValueOptions,
         MixedOptions,
         Returned,
         SchemaOptions,
@@ -240,6 +242,16 @@ def make(
 @overload
 def make(prompt: str, options: ValueOptions[Value] | Unjoined, runtime: Any = None) -> Value: ...
 @overload
+def make(
+    prompt: str,
+    options: AsyncFunctionOrValueOptions[Returned, Value] | Unjoined,
+    runtime: Any = None,
+) -> Returned | Value: ...
+@overload
+def make(
+    prompt: str, options: FunctionOrValueOptions[Returned, Value] | Unjoined, runtime: Any = None
+) -> Returned | Value: ...
+@overload
 def make(prompt: str, options: MixedOptions, runtime: Any = None) -> object: ...
 @overload
 def make(prompt: str, options: DecisionMenu, runtime: Any = None) -> Any: ...
@@ -286,6 +298,16 @@ async def async_make(
 async def async_make(
     prompt: str, options: ValueOptions[Value] | Unjoined, runtime: Any = None
 ) -> Value: ...
+@overload
+async def async_make(
+    prompt: str,
+    options: AsyncFunctionOrValueOptions[Returned, Value] | Unjoined,
+    runtime: Any = None,
+) -> Returned | Value: ...
+@overload
+async def async_make(
+    prompt: str, options: FunctionOrValueOptions[Returned, Value] | Unjoined, runtime: Any = None
+) -> Returned | Value: ...
 @overload
 async def async_make(prompt: str, options: MixedOptions, runtime: Any = None) -> object: ...
 @overload
