@@ -50,8 +50,17 @@ def fresh_database(server_url: str) -> str:
     return f"{base}/test_{uuid.uuid4().hex[:16]}"
 
 
+def create_database(url: str) -> None:
+    """Create the (empty) database of ``url``."""
+    _on_server(url, 'CREATE DATABASE "{name}"')
+
+
 def drop_database(url: str) -> None:
     """Drop the database of ``url``, closing what still connects to it."""
+    _on_server(url, 'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _on_server(url: str, statement: str) -> None:
     import sqlalchemy as sa
 
     base, _, name = url.rpartition("/")
@@ -60,6 +69,6 @@ def drop_database(url: str) -> None:
     )
     try:
         with server.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
-            connection.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            connection.exec_driver_sql(statement.format(name=name))
     finally:
         server.dispose()

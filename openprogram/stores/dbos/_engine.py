@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from openprogram.exceptions import ConfigurationError
+from openprogram.exceptions import ConfigurationError, OpenProgramError
 
 try:
     import sqlalchemy as sa
@@ -73,6 +73,8 @@ _SECRET = re.compile(r"(://[^:/@]*:)[^@]*@")
 
 def shown(database_url: str) -> str:
     """``database_url`` with its password hidden, for messages and reprs."""
+    if not isinstance(database_url, str):
+        return f"{database_url!r:.60}"
     return _SECRET.sub(r"\1***@", database_url)
 
 
@@ -83,6 +85,7 @@ class StoreDatabase:
         self.url = _parse(database_url, where)
         self.dialect = DIALECTS[self.url.get_backend_name()]
         self.where = where
+        self.closed = False
         if self.dialect.name == "sqlite":
             self.engine = _sqlite_engine(self.url, where)
         else:
@@ -91,6 +94,10 @@ class StoreDatabase:
 
     def transaction(self, work: Callable[[Connection], T]) -> T:
         """Run ``work`` in one transaction on this thread: committed, or rolled back."""
+        if self.closed:
+            raise OpenProgramError(
+                f"{self.where} is closed; open a new one to use the database again"
+            )
         with self.engine.begin() as connection:
             return work(connection)
 
@@ -99,7 +106,8 @@ class StoreDatabase:
         return await asyncio.to_thread(self.transaction, work)
 
     def close(self) -> None:
-        """Close every pooled connection (idempotent)."""
+        """Close every pooled connection (idempotent); the store cannot be used afterwards."""
+        self.closed = True
         self.engine.dispose()
 
 

@@ -9,9 +9,6 @@ from contextlib import AbstractAsyncContextManager
 from functools import partial
 from types import TracebackType
 
-import sqlalchemy as sa
-from sqlalchemy.engine import Connection
-
 from openprogram.exceptions import UserError
 from openprogram.messages import Message
 from openprogram.messages._json import decode_message, encode_message
@@ -19,6 +16,7 @@ from openprogram.stores._memory import conflict
 from openprogram.stores._turns import Turns
 from openprogram.stores.dbos._engine import StoreDatabase, shown
 from openprogram.stores.dbos._lease import Leases
+from openprogram.stores.dbos._rows import append_rows, read_rows
 from openprogram.stores.dbos._schema import migrate
 
 __all__ = ["DBOSStore"]
@@ -115,7 +113,7 @@ class DBOSStore:
 
     async def load_conversation(self, conversation_id: str, start: int = 0) -> tuple[Message, ...]:
         """The messages of ``conversation_id`` from position ``start`` on."""
-        rows = await self._database.run(partial(_rows, conversation_id, start))
+        rows = await self._database.run(partial(read_rows, conversation_id, start))
         where = f"conversation {conversation_id!r}, message"
         return tuple(decode_message(json.loads(text), f"{where} {at}") for at, text in rows)
 
@@ -127,49 +125,6 @@ class DBOSStore:
             json.dumps(encode_message(m, f"message {start + i}"), ensure_ascii=False)
             for i, m in enumerate(messages)
         ]
-        stored = await self._database.run(partial(_append, conversation_id, start, texts))
+        stored = await self._database.run(partial(append_rows, conversation_id, start, texts))
         if stored != start:
             raise conflict(conversation_id, start, stored)
-
-
-def _rows(conversation_id: str, start: int, db: Connection) -> list[tuple[int, str]]:
-    rows = db.execute(
-        sa.text(
-            "SELECT position, message FROM openprogram_messages "
-            "WHERE conversation_id = :id AND position >= :start ORDER BY position"
-        ),
-        {"id": conversation_id, "start": start},
-    )
-    return [(int(at), str(text)) for at, text in rows]
-
-
-def _append(conversation_id: str, start: int, texts: list[str], db: Connection) -> int:
-    """Insert the rows when ``start`` is the stored length; return the stored length seen."""
-    stored = db.execute(
-        sa.text(
-            "SELECT COALESCE(MAX(position) + 1, 0) FROM openprogram_messages "
-            "WHERE conversation_id = :id"
-        ),
-        {"id": conversation_id},
-    ).scalar_one()
-    if stored != start or not texts:
-        return int(stored)
-    # Another append racing this one (read committed on PostgreSQL) inserts the same first
-    # position: the primary key refuses one of the two, and the whole transaction with it.
-    savepoint = db.begin_nested()
-    try:
-        db.execute(
-            sa.text(
-                "INSERT INTO openprogram_messages (conversation_id, position, message) "
-                "VALUES (:id, :position, :message)"
-            ),
-            [
-                {"id": conversation_id, "position": start + i, "message": text}
-                for i, text in enumerate(texts)
-            ],
-        )
-    except sa.exc.IntegrityError:
-        savepoint.rollback()
-        return start + 1  # not start: someone else stored a message there first
-    savepoint.commit()
-    return start
