@@ -27,12 +27,19 @@ ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+def new_database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A database that does not exist yet: a new file, or a new name on the server."""
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'runs.sqlite'}"
-    url = str(request.getfixturevalue("postgres_database"))
-    _postgres.create_database(url)  # empty, as a new SQLite file is
-    return url
+    return str(request.getfixturevalue("postgres_database"))
+
+
+@pytest.fixture
+def database_url(new_database_url: str) -> str:
+    """A database that exists and is empty (made on the server, as a SQLite file is on open)."""
+    if new_database_url.startswith("postgresql"):
+        _postgres.create_database(new_database_url)
+    return new_database_url
 
 
 @pytest.fixture
@@ -74,7 +81,10 @@ def test_an_older_database_is_migrated_and_a_newer_one_refused(
         DBOSStore(database_url)
 
 
-def test_processes_opening_a_new_database_at_once_migrate_it_once(database_url: str) -> None:
+def test_processes_opening_a_new_database_at_once_create_and_migrate_it_once(
+    new_database_url: str,
+) -> None:
+    database_url = new_database_url
     code = (
         "import sys; from openprogram.stores.dbos import DBOSStore; DBOSStore(sys.argv[1]).close()"
     )

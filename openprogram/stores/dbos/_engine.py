@@ -68,6 +68,7 @@ _DRIVERS = {
     "postgresql": "postgresql+psycopg",
     "postgres": "postgresql+psycopg",
 }
+_CREATED_MEANWHILE = ("42P04", "23505")  # duplicate database; pg_database's unique name
 _SECRET = re.compile(r"(://[^:/@]*:)[^@]*@")
 
 
@@ -177,6 +178,8 @@ def _create_database_if_missing(engine: Engine, where: str) -> None:
         with engine.connect():
             return
     except sa.exc.OperationalError as exc:
+        # A refused connection carries no SQLSTATE, only the server's text: another
+        # locale's text reads as any other failure, reported with it.
         if f'database "{engine.url.database}" does not exist' not in str(exc):
             raise ConfigurationError(
                 f"{where}: cannot connect to {engine.url.render_as_string()!r}: "
@@ -188,8 +191,8 @@ def _create_database_if_missing(engine: Engine, where: str) -> None:
             name = engine.dialect.identifier_preparer.quote(engine.url.database or "")
             try:
                 connection.exec_driver_sql(f"CREATE DATABASE {name}")
-            except sa.exc.ProgrammingError as exc:  # created meanwhile by another process
-                if "already exists" not in str(exc):
-                    raise
+            except (sa.exc.ProgrammingError, sa.exc.IntegrityError) as exc:
+                if getattr(exc.orig, "sqlstate", None) not in _CREATED_MEANWHILE:
+                    raise  # not "created meanwhile by another process"
     finally:
         server.dispose()
