@@ -92,7 +92,8 @@ def test_the_same_fan_out_answers_within_the_budget_when_the_model_obeys() -> No
 
     outcomes, record = asyncio.run(main())
     answered = [o for o in outcomes if isinstance(o, str)]
-    assert answered and len(provider.requests) == record.budget_usage.model_calls == 6
+    assert answered
+    assert len(provider.requests) == record.budget_usage.model_calls == 6
     assert {type(o) for o in outcomes} <= {str, BudgetExceeded}
     # every exec that started is in the record; its usage and events add up
     assert len(record.runs) == len(outcomes)
@@ -102,18 +103,22 @@ def test_the_same_fan_out_answers_within_the_budget_when_the_model_obeys() -> No
 
 
 def test_a_trees_budget_tightens_the_runtimes_and_never_widens_it() -> None:
-    provider = FunctionProvider(greedy)
+    provider = FunctionProvider(polite)
     runtime = Runtime(provider, budget=Budget(model_calls=4))
-    with runtime.tree(budget=Budget(model_calls=100)), pytest.raises(BudgetExceeded):
-        for city in CITIES:
-            plan_trip_sync(city)
+    with runtime.tree(budget=Budget(model_calls=100)):
+        # 2 model calls each; Rome's second is the tree's last: its tools are withdrawn
+        assert [plan_trip_sync(c) for c in ("Paris", "Rome")] == ["A plan.", "A short plan."]
+        with pytest.raises(BudgetExceeded):
+            plan_trip_sync("Oslo")  # the runtime's 4 are spent, whatever the tree allows
     assert len(provider.requests) == 4
 
     provider = FunctionProvider(greedy)
     runtime = Runtime(provider, budget=Budget(model_calls=100))
-    with runtime.tree(budget=Budget(model_calls=3)) as tree, pytest.raises(BudgetExceeded):
-        for city in CITIES:
-            plan_trip_sync(city)
+    with runtime.tree(budget=Budget(model_calls=3)) as tree:
+        with pytest.raises(BudgetExceeded):
+            plan_trip_sync("Paris")
+        with pytest.raises(BudgetExceeded):
+            plan_trip_sync("Rome")
     assert len(provider.requests) == tree.result.budget_usage.model_calls == 3
 
 
@@ -259,6 +264,8 @@ def test_an_exec_of_another_runtime_joins_the_tree_bound_by_its_own_budget_too()
 
 
 def test_a_tree_in_a_tool_body_is_a_node_of_the_calling_exec() -> None:
+    spent: list[int] = []
+
     @agentic_function(register_globally=False)
     async def survey(runtime: Runtime) -> str:
         """Ask three sub-agents at once, two model calls between them."""
@@ -267,24 +274,27 @@ def test_a_tree_in_a_tool_body_is_a_node_of_the_calling_exec() -> None:
                 *(runtime.async_exec(f"Look at {c}.", tools=[]) for c in "xyz"),
                 return_exceptions=True,
             )
-        answered = [f for f in found if isinstance(f, str)]
-        assert tree.result.budget_usage.model_calls == 2
-        return f"{len(answered)} of {len(tree.result.runs)}"
+        spent.append(tree.result.budget_usage.model_calls)
+        assert len(tree.result.runs) == 3
+        refused = [f for f in found if isinstance(f, BudgetExceeded)]
+        return f"{3 - len(refused)} answered"
 
     def model(request: ProviderRequest) -> Any:
         if request.messages[0].text == "Survey." and len(request.messages) == 1:
             return call("survey")
-        return (
-            "seen" if request.messages[0].text.startswith("Look") else request.messages[-1].content
-        )
+        if request.messages[0].text.startswith("Look"):
+            return "seen"
+        return request.messages[-1].content
 
     runtime = Runtime(FunctionProvider(model), budget=Budget(model_calls=10))
-    assert runtime.exec("Survey.", tools=[survey]) == "2 of 3"
+    assert runtime.exec("Survey.", tools=[survey]) in ("1 answered", "2 answered")
     outer = runtime.last_run
     assert outer is not None
     nested = [e for e in outer.events_of(AgentInvoked) if e.parent_run_id == outer.run_id]
     assert len(nested) == 3  # the tree's execs nest below the call's exec
-    assert outer.budget_usage.model_calls == 4  # and charge its budget too
+    (inside,) = spent
+    assert 1 <= inside <= 2
+    assert outer.budget_usage.model_calls == 2 + inside  # they charge its budget too
 
 
 def test_an_exec_starting_after_the_block_ended_is_refused_and_the_record_is_frozen() -> None:
@@ -333,7 +343,8 @@ def test_a_running_exec_at_the_blocks_end_is_left_out_of_the_record() -> None:
     finish.set()
     worker.join(10)
     assert tree.result.runs == ()
-    assert runtime.last_run is not None and runtime.last_run.output == "finished"
+    assert runtime.last_run is not None
+    assert runtime.last_run.output == "finished"
 
 
 def test_a_tree_is_one_block_and_its_budget_must_be_a_budget() -> None:
@@ -343,5 +354,5 @@ def test_a_tree_is_one_block_and_its_budget_must_be_a_budget() -> None:
         pass
     with pytest.raises(UserError, match="already opened"), tree:
         pass
-    with pytest.raises(UserError, match="must be an openprogram.Budget"):
+    with pytest.raises(UserError, match=r"must be an openprogram\.Budget"):
         runtime.tree(budget={"model_calls": 3})  # type: ignore[arg-type]
