@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from openprogram import Budget, BudgetExceeded, Runtime, UserError, agentic_function, function
+from openprogram.context import get_frame
 from openprogram.events import AgentEnd, AgentInvoked
 from openprogram.providers.base import ProviderRequest
 from openprogram.runtime import RunResult, TreeResult
@@ -356,3 +357,34 @@ def test_a_tree_is_one_block_and_its_budget_must_be_a_budget() -> None:
         pass
     with pytest.raises(UserError, match=r"must be an openprogram\.Budget"):
         runtime.tree(budget={"model_calls": 3})  # type: ignore[arg-type]
+
+
+def test_execs_in_a_tree_are_numbered_by_start_order_as_in_a_call() -> None:
+    """Positions a re-run computes the same way: the ``i``-th exec of a tree is ``(i,)``."""
+    paths: dict[str, tuple[int, ...]] = {}
+
+    @function(register_globally=False)
+    async def where(label: str) -> str:
+        """Record where this call sits (the first label finishes last).
+
+        Args:
+            label: Which exec called it.
+        """
+        await asyncio.sleep(0.2 if label == "a" else 0)
+        paths[label] = get_frame().path
+        return "here"
+
+    def model(request: ProviderRequest) -> Any:
+        label = request.messages[0].text
+        return call("where", label=label) if len(request.messages) == 1 else "done"
+
+    runtime = Runtime(FunctionProvider(model))
+
+    async def main() -> None:
+        async with runtime.tree():
+            await asyncio.gather(*(runtime.async_exec(x, tools=[where]) for x in "abc"))
+            async with runtime.tree():  # the tree's fourth child; its execs below it
+                await runtime.async_exec("d", tools=[where])
+
+    asyncio.run(main())
+    assert paths == {"a": (0, 1, 0), "b": (1, 1, 0), "c": (2, 1, 0), "d": (3, 0, 1, 0)}
