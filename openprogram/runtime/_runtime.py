@@ -36,6 +36,7 @@ from openprogram.runtime._result import RunResult
 from openprogram.runtime._start import run_exec, stream_exec
 from openprogram.runtime._stream import StreamEvent
 from openprogram.runtime._sync import run_sync
+from openprogram.runtime._tree import Tree
 from openprogram.runtime._unmatched import (
     keywords_with_choices,
     keywords_without_choices,
@@ -417,9 +418,31 @@ class Runtime:
         """Run ``exec`` and yield its stream events, ending with ``StreamFinal``.
 
         Events of runs nested in its tools are included (tell them apart by
-        ``run_id``). Closing the iterator early cancels the exec.
+        ``run_id`` or ``depth``), but not their ``StreamFinal``: the one final
+        yielded is this exec's, last, so a loop may stop at the first one
+        (docs/streaming.md). Closing the iterator early cancels the exec.
         """
         return stream_exec(self, content, ExecOptions.from_kwargs(options))
+
+    # -- trees -------------------------------------------------------------------------------
+
+    def tree(self, *, budget: Budget | None = None) -> Tree:
+        """A block whose execs form one run tree: one budget, one record (docs/trees.md).
+
+        ``with runtime.tree(budget=...) as tree:`` (or ``async with``): execs
+        started in the block, in the tasks it gathers and the threads it starts,
+        share the tree's budget, and ``tree.result`` holds their records, usage
+        and events. The block's runtime is the current one (as ``with runtime:``).
+
+        Args:
+            budget: Tightens the budget for the whole tree: at top level, this
+                runtime's budget (defaults filled in) and then this; inside another
+                tree or a tool body, that tree's budget and then this.
+
+        Raises:
+            UserError: ``budget`` is not a ``Budget``.
+        """
+        return Tree(self, budget)
 
     # -- conversations -----------------------------------------------------------------------
 
