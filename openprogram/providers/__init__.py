@@ -15,7 +15,8 @@
 ==========================  ==============================================================
 
 Keys are read when the first request is made, so a missing one is reported
-then, naming the variable to set.
+then, naming the variable to set. The provider classes themselves load on
+first use (their wire modules bring httpx), so ``import openprogram`` stays light.
 """
 
 from __future__ import annotations
