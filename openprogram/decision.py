@@ -32,9 +32,8 @@ from openprogram.structured._decision import (
     Picked,
     PickError,
     Reask,
-    async_make,
-    make,
 )
+from openprogram.structured._make import async_make, make
 
 __all__ = [
     "Choice",
