@@ -46,7 +46,8 @@ bindir() {
 # Runs a server binary as the cluster's owner.
 as_owner() {
   if [[ $(id -u) -eq 0 ]]; then
-    runuser -u postgres -- "$@"
+    # From /, which the postgres user can enter (the caller's folder may be private to root).
+    (cd / && runuser -u postgres -- "$@")
   else
     "$@"
   fi
