@@ -65,7 +65,15 @@ if TYPE_CHECKING:
         OpenAIProvider,
         OpenAIResponsesProvider,
     )
-    from openprogram.runtime import Conversation, RunResult, Runtime, run_tools, run_tools_sync
+    from openprogram.runtime import (
+        Conversation,
+        RunResult,
+        Runtime,
+        Tree,
+        TreeResult,
+        run_tools,
+        run_tools_sync,
+    )
 
 __version__ = "0.1.0"
 
@@ -116,6 +124,8 @@ __all__ = [  # noqa: RUF022 - plainly sorted (PAUSE among the P names), as a tes
     "ToolError",
     "ToolResult",
     "ToolResultMessage",
+    "Tree",
+    "TreeResult",
     "UnsupportedStructuredOutputError",
     "Usage",
     "UserError",
@@ -153,6 +163,8 @@ _LAZY = {
     "ThinkingContent": "openprogram.messages",
     "ToolCall": "openprogram.messages",
     "ToolResultMessage": "openprogram.messages",
+    "Tree": "openprogram.runtime",
+    "TreeResult": "openprogram.runtime",
     "Usage": "openprogram.messages",
     "UserMessage": "openprogram.messages",
     "explain": "openprogram.gates",

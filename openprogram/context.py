@@ -18,21 +18,26 @@ delivery   the run tree's observer delivery while its inline observers run (``de
 path       the running call's position in the run tree (see below)
 children   numbers the execs started inside the call, in the order they start
 journal    the run tree's journal, when the tree is a durable run (``openprogram.durable``)
+tree       the ``runtime.tree()`` block the code runs in (``runtime._tree.Tree``), if any
 ========== ==================================================================================
 
 Who sets it, each for a block that resets it in ``finally`` (``use_frame``):
 the executor for each tool call it runs (a ``choices=`` pick is run the same
 way), ``with runtime:`` blocks and agentic functions called from Python
-(``runtime``, ``agentic``), and a run emitting to inline observers
-(``delivery``). Outside every such block the frame is ``EMPTY`` (``scope`` is
-``None``: top level). ``Frame`` is the one place a field is added: the
+(``runtime``, ``agentic``), a run emitting to inline observers
+(``delivery``), and a ``runtime.tree()`` block (``tree`` with its ``ledger``,
+``path`` and ``children``: execs started in it share one budget and are
+numbered like the execs of a call). A tool call's frame starts afresh, so
+``tree`` is set only in the block itself, never inside its execs' tools.
+Outside every such block the frame is ``EMPTY`` (``scope`` is ``None``: top
+level). ``Frame`` is the one place a field is added: the
 helpers below read and replace fields of it, and ``Frame.replace`` copies every
 field it does not change.
 
 How it crosses boundaries: asyncio tasks copy the context (so do
 ``openprogram._threads.run_in_thread`` and the sync API's worker thread); a
-thread a tool body starts (``threading.Thread``, ``ThreadPoolExecutor``,
-``asyncio.run`` inside either) gets the call's frame when it starts
+thread a tool body or a tree block starts (``threading.Thread``,
+``ThreadPoolExecutor``, ``asyncio.run`` inside either) gets its frame when it starts
 (``openprogram.runtime._follow``); and the runtime injected into a tool body
 carries its call's frame explicitly (``openprogram.runtime._bound``), so an
 exec on it nests below the call from any thread at all.
@@ -40,7 +45,10 @@ exec on it nests below the call from any thread at all.
 Positions (``path``): a top-level exec is ``()``; the ``k``-th call (from 0)
 of the reply to its ``t``-th model call (from 1) is ``exec_path + (t, k)``; a
 ``choices=`` pick is ``(t, 0)`` of the reply it was read from; the ``i``-th
-exec (from 0) started inside a call is ``call_path + (i,)``. Model calls and
+exec (from 0) started inside a call is ``call_path + (i,)``, and inside a tree
+block at ``tree_path`` it is ``tree_path + (i,)`` (a tree at top level is at
+``()``; one opened inside a call or another tree takes the next index there,
+as an exec would). Model calls and
 their calls are numbered by the conversation, never by completion order, so
 parallel calls keep their positions whichever finishes first. ``i`` counts
 execs as they start: stable when a call starts its execs one after another,
@@ -74,6 +82,7 @@ if TYPE_CHECKING:  # the runtime package imports this module: a runtime import w
     from openprogram.runtime import Runtime
     from openprogram.runtime._budget import Ledger
     from openprogram.runtime._scope import ToolScope
+    from openprogram.runtime._tree import Tree
 
 __all__ = [
     "EMPTY",
@@ -133,6 +142,8 @@ class Frame:
     """Returns the index of the next exec started inside the call (0, 1, ...)."""
     journal: Journal | None = None
     """The run tree's journal (``None``: the tree is not a durable run)."""
+    tree: Tree | None = None
+    """The ``runtime.tree()`` block the code runs in (``None`` inside its execs' tool calls)."""
 
     @property
     def depth(self) -> int:

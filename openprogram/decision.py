@@ -17,9 +17,10 @@ A bad pick (none found, unknown option, invalid arguments) gets one re-ask
 that says exactly what was wrong; a second bad pick raises ``DecisionError``.
 
 For type checkers, ``exec(choices=...)``, ``make`` and ``async_make`` type the
-answer by the options' form: what the functions return, the values' type,
-``dict[str, Any]`` for schema options, ``object`` for a mix (the order of the
-forms and the limits: ``openprogram/structured/_pick_types.py``).
+answer by the options' form: what the functions return, the values' type
+(either, for functions mixed with values), ``dict[str, Any]`` for schema
+options, ``object`` for other mixes (the order of the forms and the limits:
+``openprogram/structured/_pick_types.py``).
 """
 
 from __future__ import annotations
@@ -31,9 +32,8 @@ from openprogram.structured._decision import (
     Picked,
     PickError,
     Reask,
-    async_make,
-    make,
 )
+from openprogram.structured._make import async_make, make
 
 __all__ = [
     "Choice",

@@ -35,9 +35,8 @@ import httpx
 from openprogram.exceptions import LLMError
 from openprogram.messages import AssistantMessage, ToolResultMessage, UserMessage
 from openprogram.providers.base import ProviderRequest, ResponseDone, RetryScheduled, ToolSpec
-from openprogram.providers.local import LocalProvider, ensure_server
-from openprogram.providers.local._server import default_supervisor
-from openprogram.providers.local._weights import ensure_weights
+from openprogram.providers.local import LOCAL_MODEL, LOCAL_MODELS, LocalProvider, ensure_server
+from openprogram.providers.local._embedded import default_supervisor, ensure_weights
 
 
 def _tool(name: str, description: str, props: dict[str, Any], required: list[str]) -> ToolSpec:
@@ -254,7 +253,7 @@ def child_rss_mib() -> float | None:
 async def main_async() -> Report:
     report = Report()
     started = time.monotonic()
-    weights = await asyncio.to_thread(ensure_weights)
+    weights = await asyncio.to_thread(ensure_weights, LOCAL_MODELS[LOCAL_MODEL])
     report.figures["weights_ready_s"] = round(time.monotonic() - started, 2)
     report.figures["weights"] = str(weights)
     started = time.monotonic()

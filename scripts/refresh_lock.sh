@@ -11,7 +11,7 @@ trap 'rm -rf "$tmp"' EXIT
 python3 -m venv "$tmp/venv"
 py="$tmp/venv/bin/python"
 "$py" -m pip install --quiet --upgrade pip
-"$py" -m pip install --quiet -e '.[dev,local,otel,ray,mcp]' "$@"
+"$py" -m pip install --quiet -e '.[dev,local,otel,ray,mcp,dbos]' "$@"
 "$py" -m ruff check openprogram tests bench examples scripts
 "$py" -m mypy
 "$py" -m pytest

@@ -8,6 +8,8 @@ and run with requests allowed:
 
 - ``local_llm``: the embedded model; ``live``: real vendor APIs;
 - ``model_requests``: provider wire tests against loopback servers on 127.0.0.1.
+
+``postgres_url`` is the session's PostgreSQL server (see ``tests/_postgres.py``).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
+import _postgres
 import pytest
 
 from openprogram.registry import default_registry
@@ -44,3 +47,31 @@ def clean_registry() -> Iterator[None]:
     yield
     for name in set(default_registry.names()) - before:
         default_registry.unregister(name)
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """The URL of a PostgreSQL server: ``$OPENPROGRAM_TEST_POSTGRES_URL``, else one started here.
+
+    A server started here is stopped when the session ends; meanwhile the variable
+    holds its URL, for the subprocesses and documentation blocks the tests run.
+    """
+    given = os.environ.get(_postgres.ENV_VAR)
+    if given:
+        yield given
+        return
+    url, folder = _postgres.start()
+    os.environ[_postgres.ENV_VAR] = url
+    try:
+        yield url
+    finally:
+        del os.environ[_postgres.ENV_VAR]
+        _postgres.stop(folder)
+
+
+@pytest.fixture
+def postgres_database(postgres_url: str) -> Iterator[str]:
+    """The URL of a fresh database on the session's server, dropped after the test."""
+    url = _postgres.fresh_database(postgres_url)
+    yield url
+    _postgres.drop_database(url)

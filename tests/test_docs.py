@@ -3,7 +3,8 @@
 Blocks of one page run in order in one namespace, like a reader pasting them
 into one session; the shipped fakes stand in for the model, so nothing needs
 a network. A block preceded by ``<!-- no-run: reason -->`` (it needs a real
-provider key, say) is only compiled.
+provider key, say) is only compiled. A page that reads
+``OPENPROGRAM_TEST_POSTGRES_URL`` runs with the session's PostgreSQL server.
 """
 
 from __future__ import annotations
@@ -34,7 +35,11 @@ def test_docs_exist() -> None:
 
 @pytest.mark.usefixtures("clean_registry")
 @pytest.mark.parametrize("page", PAGES)
-def test_every_python_block_runs(page: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_python_block_runs(
+    page: str, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    if "OPENPROGRAM_TEST_POSTGRES_URL" in (DOCS / page).read_text(encoding="utf-8"):
+        monkeypatch.setenv("OPENPROGRAM_TEST_POSTGRES_URL", request.getfixturevalue("postgres_url"))
     for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "OPENPROGRAM_MODEL"):
         monkeypatch.delenv(var, raising=False)
     namespace: dict[str, object] = {"__name__": f"docs_{page[:-3].replace('-', '_')}"}

@@ -14,9 +14,10 @@ from typing import Any
 
 import pytest
 
-from openprogram import Conversation, Runtime, providers
+from openprogram import Conversation, Runtime
 from openprogram.events import AgentInvoked, ToolCallStarted
 from openprogram.messages import ToolResultMessage, UserMessage
+from openprogram.providers import _resolve
 from openprogram.providers.base import ProviderRequest
 from openprogram.providers.local import ensure_server, local_available
 from openprogram.testing import FunctionProvider, call
@@ -61,7 +62,7 @@ def test_the_readme_tour_runs_as_written(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fake = FunctionProvider(planner)
-    monkeypatch.setitem(providers._FACTORIES, "local", lambda model: fake)
+    monkeypatch.setitem(_resolve._FACTORIES, "local", lambda model: fake)
     source = tour_source()
     assert 'Runtime("local:qwen2.5-coder-0.5b")' in source  # the default, embedded model
     exec(compile(source, str(README), "exec", dont_inherit=True), {"__name__": "readme_tour"})

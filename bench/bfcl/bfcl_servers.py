@@ -1,7 +1,7 @@
 """llama.cpp servers for the raw clients, started with openprogram's own launch code.
 
 A raw client's server is the embedded server with one thing changed: its
-chat template. ``openprogram.providers.local._server.child_main`` (what
+chat template. ``openprogram.providers.local._embedded._child.child_main`` (what
 ``LocalProvider`` runs) takes its whole configuration as JSON, so we give it
 the same model and options ``Supervisor`` would, and either our template
 (``chat_template.jinja``, or a file given with ``--template``) or ``""``,
@@ -19,7 +19,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict
 from pathlib import Path
 from typing import IO
 
@@ -43,21 +42,29 @@ class RawServer:
         self.start_seconds = 0.0
 
     def __enter__(self) -> RawServer:
-        from openprogram.providers.local import _server as srv
-        from openprogram.providers.local._weights import LOCAL_MODEL, ensure_weights, weights_for
+        from openprogram.providers.local._embedded import _child, default_threads, ensure_weights
+        from openprogram.providers.local._embedded import _server as srv
+        from openprogram.providers.local._profile import profile_for
 
+        profile = profile_for(self._model)
         options = srv.ServerOptions()
-        weights = ensure_weights(weights_for(self._model))
-        config = {"model": str(weights), **asdict(options), "alias": self._model or LOCAL_MODEL}
-        config["template"] = self._template
-        config["threads"] = options.threads or srv._default_threads()
+        config = {
+            "model": str(ensure_weights(profile.weights)),
+            "template": self._template,
+            "context_tokens": profile.context_tokens,
+            "temperature": profile.temperature,
+            "threads": options.threads or default_threads(),
+            "prompt_cache_mib": options.prompt_cache_mib,
+            "start_timeout_s": options.start_timeout_s,
+            "alias": profile.model,
+        }
         env = dict(os.environ)
-        root = str(Path(srv.__file__).resolve().parents[3])
+        root = str(Path(srv.__file__).resolve().parents[4])
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
         self._log = tempfile.NamedTemporaryFile(prefix="bfcl-server-", suffix=".log")
         start = time.monotonic()
         self._proc = subprocess.Popen(
-            [sys.executable, "-c", srv._CHILD_CODE, json.dumps(config)],
+            [sys.executable, "-c", _child.CHILD_CODE, json.dumps(config)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._log,
@@ -75,7 +82,7 @@ class RawServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        from openprogram.providers.local import _server as srv
+        from openprogram.providers.local._embedded import _server as srv
 
         proc, log = self._proc, self._log
         self._proc, self._log = None, None

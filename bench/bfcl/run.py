@@ -146,9 +146,9 @@ def _template(name: str, args: argparse.Namespace) -> str:
         return ""  # llama.cpp then uses the chat template stored in the GGUF
     if args.template is not None:
         return str(args.template.read_text(encoding="utf-8"))
-    from openprogram.providers.local._server import chat_template
+    from openprogram.providers.local import PROFILES
 
-    return chat_template()
+    return PROFILES[args.model].chat_template()
 
 
 def _record(

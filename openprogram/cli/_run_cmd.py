@@ -35,8 +35,8 @@ from openprogram.cli._tree import JsonLinesView, TreeView
 from openprogram.events import AgentEnd, Event, ProviderResponseReceived, ToolCallStarted
 from openprogram.exceptions import ConfigurationError
 from openprogram.providers import Provider
-from openprogram.providers.local._progress import progress_to
-from openprogram.providers.local._weights import LOCAL_MODEL, LOCAL_MODELS
+from openprogram.providers.local import LOCAL_MODEL, LOCAL_MODELS
+from openprogram.providers.local._embedded import progress_to
 from openprogram.runtime import MODEL_ENV_VAR, Runtime
 
 __all__ = ["DEMO", "RUN", "add_model_arguments", "execute"]

@@ -4,7 +4,9 @@ The result is called like the original (sync or async, also as a method) and
 is a tool too: ``.tool``, ``.spec`` and ``.execute``. A ``runtime`` parameter
 the caller leaves out (or passes ``None``) is filled with the current runtime,
 else the default one; while the body runs, the function is the current
-agentic frame (its ``system`` prompt applies to the execs in it).
+agentic frame (its ``system`` prompt applies to the execs in it). ``.run`` and
+``.arun`` call it as one run tree (``runtime.tree()``, asked of that runtime)
+and return its output with the tree's record.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import types
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Coroutine, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, cast, overload
 
@@ -48,7 +50,7 @@ from openprogram.tools import P, R, Tool, ToolContext, ToolResult
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from openprogram.runtime import Runtime
+    from openprogram.runtime import Runtime, TreeResult
 
 __all__ = ["AgenticFunction", "agentic_function"]
 
@@ -227,6 +229,85 @@ class AgenticFunction(Generic[P, R]):
         args, runtime = self._with_runtime(args, kwargs)
         with self._scope(runtime):
             return await self._fn(*args, **kwargs)
+
+    # -- calling with a record ----------------------------------------------------------------
+
+    # The overloads type the output as the call's: an async function's is what it returns.
+    @overload
+    def run(
+        self: AgenticFunction[_P, Coroutine[Any, Any, _R]], *args: _P.args, **kwargs: _P.kwargs
+    ) -> TreeResult[_R]: ...
+    @overload
+    def run(
+        self: AgenticFunction[_P, _R], *args: _P.args, **kwargs: _P.kwargs
+    ) -> TreeResult[_R]: ...
+    @overload
+    def run(
+        self: AgenticFunction[..., Coroutine[Any, Any, _R]],
+        *args: Any,
+        runtime: Runtime | None,
+        **kwargs: Any,
+    ) -> TreeResult[_R]: ...
+    @overload
+    def run(
+        self: AgenticFunction[..., _R], *args: Any, runtime: Runtime | None, **kwargs: Any
+    ) -> TreeResult[_R]: ...
+    def run(self, *args: Any, **kwargs: Any) -> TreeResult[Any]:
+        """Call it as one run tree: its output with the record of the execs its body ran.
+
+        The same call as ``self(*args, **kwargs)`` (an async function is run to
+        completion), inside ``runtime.tree()`` of the runtime it uses: its execs
+        share one budget, and the returned ``TreeResult`` holds ``output``, each
+        exec's ``RunResult`` (``runs``), the usage and the events
+        (docs/trees.md). Inside another tree it is a node of it.
+
+        Example:
+            >>> from openprogram import Runtime, agentic_function
+            >>> from openprogram.testing import ScriptedProvider
+            >>> @agentic_function(register_globally=False)
+            ... def greet(name: str, runtime: Runtime) -> str:
+            ...     "Greet someone."
+            ...     return runtime.exec(f"Greet {name}.", tools=[])
+            >>> with Runtime(ScriptedProvider(["Hello, Ann!"])):
+            ...     result = greet.run("Ann")
+            >>> result.output, result.runs[0].iterations
+            ('Hello, Ann!', 1)
+        """
+        return cast("TreeResult[Any]", self._tree(args, kwargs).call(self, *args, **kwargs))
+
+    @overload
+    async def arun(
+        self: AgenticFunction[_P, Coroutine[Any, Any, _R]], *args: _P.args, **kwargs: _P.kwargs
+    ) -> TreeResult[_R]: ...
+    @overload
+    async def arun(
+        self: AgenticFunction[_P, _R], *args: _P.args, **kwargs: _P.kwargs
+    ) -> TreeResult[_R]: ...
+    @overload
+    async def arun(
+        self: AgenticFunction[..., Coroutine[Any, Any, _R]],
+        *args: Any,
+        runtime: Runtime | None,
+        **kwargs: Any,
+    ) -> TreeResult[_R]: ...
+    @overload
+    async def arun(
+        self: AgenticFunction[..., _R], *args: Any, runtime: Runtime | None, **kwargs: Any
+    ) -> TreeResult[_R]: ...
+    async def arun(self, *args: Any, **kwargs: Any) -> TreeResult[Any]:
+        """``run`` for async code: a sync function's body runs on a worker thread, so
+        ``asyncio.gather`` of several ``arun`` calls runs them at once."""
+        tree = self._tree(args, kwargs)
+        return cast("TreeResult[Any]", await tree.acall(self, *args, **kwargs))
+
+    def _tree(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A new tree of the runtime this call uses (explicit, current, else default)."""
+        param = self._schema.runtime_param
+        explicit = None
+        if param is not None:
+            index = self._schema.positional_index(param)
+            explicit = args[index] if index < len(args) else kwargs.get(param)
+        return resolve_runtime(explicit).tree()
 
     def _with_runtime(
         self, args: tuple[Any, ...], kwargs: dict[str, Any]

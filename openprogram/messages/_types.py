@@ -194,6 +194,11 @@ class ToolResultMessage:
     is_error: bool = False
     """Whether the call failed (the model should correct itself)."""
 
+    @property
+    def text(self) -> str:
+        """The result as the model sees it: ``content`` (every message has ``.text``)."""
+        return self.content
+
 
 Message: TypeAlias = UserMessage | AssistantMessage | ToolResultMessage
 

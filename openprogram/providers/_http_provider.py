@@ -4,7 +4,9 @@ A wire module subclasses ``HttpProvider`` and fills in five hooks: the URL,
 the auth headers, the request body, the parse of a whole response, and a
 ``StreamParser`` for the streamed one. Everything else — deadline handling,
 error classification, retries, cut-off streams, client ownership — lives
-here once.
+here once, with its parts beside it: ``_streaming`` reads a streamed reply,
+``_retry`` owns the retries, ``_read`` bounds every read, ``_error_text``
+hints and scrubs what a failure says.
 """
 
 from __future__ import annotations
@@ -14,13 +16,14 @@ import os
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Mapping
 from dataclasses import replace
-from typing import Any, ClassVar, Protocol, TypedDict, TypeVar
+from typing import Any, ClassVar, TypedDict, TypeVar
 
 import httpx
 
 from openprogram.exceptions import ConfigurationError, LLMError
 from openprogram.messages import AssistantMessage
 from openprogram.providers._allow import check_model_request
+from openprogram.providers._error_text import hinted, scrubbed
 from openprogram.providers._history import sendable, stamped
 from openprogram.providers._http import (
     LoopClients,
@@ -40,24 +43,11 @@ from openprogram.providers._read import (
     read_head,
     read_whole,
 )
-from openprogram.providers._reply import ReplyBuilder
 from openprogram.providers._retry import EXEC_HINT as _EXEC_HINT
 from openprogram.providers._retry import Backoff, with_retries
-from openprogram.providers._wire import (
-    EXCERPT_CHARS,
-    load_json,
-    merged_body,
-    message_events,
-    set_message,
-)
-from openprogram.providers.base import (
-    ProviderEvent,
-    ProviderRequest,
-    ResponseDone,
-    TextDelta,
-    ThinkingDelta,
-    ToolCallDelta,
-)
+from openprogram.providers._streaming import Decoder, StreamParser, read_stream
+from openprogram.providers._wire import load_json, merged_body, message_events, set_message
+from openprogram.providers.base import ProviderEvent, ProviderRequest, ResponseDone
 
 __all__ = ["DEFAULT_TOTAL_TIMEOUT_S", "Decoder", "HttpProvider", "StreamParser"]
 
@@ -67,39 +57,6 @@ timeout alone restarts with every byte, so a server trickling bytes could hold i
 
 
 T = TypeVar("T")
-_CONTENT = (TextDelta, ThinkingDelta, ToolCallDelta)
-_HINTS = {
-    "auth": "check the API key or credentials and that they may use this model",
-    "rate_limit": "slow down, or raise the account's rate limit or quota",
-    "context_length": "shorten the conversation or pick a model with a larger context window",
-    "invalid_request": "check the model name and the request options",
-    "content_filter": "the provider's content policy blocked the request",
-}
-
-
-class Decoder(Protocol):
-    """Splits a response byte stream into wire events (SSE or AWS event stream)."""
-
-    def feed(self, chunk: bytes) -> list[Any]: ...
-
-    def close(self) -> list[Any]: ...
-
-
-class StreamParser:
-    """Turns wire events into provider events, collecting the reply in ``builder``."""
-
-    def __init__(self) -> None:
-        self.builder = ReplyBuilder()
-        self.done = False
-        """Set when the wire's end-of-reply marker arrived (no need to read further)."""
-
-    def feed(self, event: Any) -> list[ProviderEvent]:
-        """Handle one wire event; return the events to pass on."""
-        raise NotImplementedError
-
-    def finish(self, cut_reason: str | None) -> AssistantMessage:
-        """The final message; ``cut_reason`` says why reading stopped early, if it did."""
-        return self.builder.build(cut_reason=cut_reason)
 
 
 class HttpOptions(TypedDict, total=False):
@@ -374,7 +331,7 @@ class HttpProvider:
                 await response.aclose()
         except LLMError as err:
             # One place scrubs every failure text, whichever wire part produced it.
-            raise self._scrubbed(err) from err.__cause__
+            raise scrubbed(err, Redactor(self._secrets())) from err.__cause__
 
     async def _response_events(
         self, response: httpx.Response, request: ProviderRequest
@@ -406,63 +363,20 @@ class HttpProvider:
             body = b""  # the status alone still classifies the failure; the body was a bonus
         # Scrub the whole head before cutting it, so no cut can leave part of a key.
         body = Redactor(self._secrets()).scrub_bytes(body)[:MAX_ERROR_BODY]
-        err = self._classify(response.status_code, response.headers, body)
-        hint = _HINTS.get(err.reason)
-        if hint:
-            set_message(err, f"{err.message} ({hint})")
-        return err
+        return hinted(self._classify(response.status_code, response.headers, body))
 
-    async def _read_stream(
+    def _read_stream(
         self, request: ProviderRequest, chunks: AsyncIterator[bytes]
     ) -> AsyncGenerator[ProviderEvent, None]:
-        deadline = request.deadline
-        decoder, parser = self._decoder(), self._stream_parser(request)
-        delivered = False
-        cut: str | None = None
-        while not parser.done:
-            try:
-                chunk = await self._guard(anext(chunks), deadline, "while streaming the reply")
-            except StopAsyncIteration:
-                cut = "the response stream ended before the reply was complete"
-                for event in decoder.close():  # e.g. SSE without a final blank line
-                    for out in parser.feed(event):
-                        yield out
-                break
-            except LLMError as err:
-                if not delivered or (err.reason == "timeout" and not err.retryable):
-                    raise  # nothing passed on yet (retryable), or the deadline: both final here
-                cut = f"the response stream broke: {err.message}"
-                break
-            for wire_event in self._decode(decoder, chunk):
-                for out in parser.feed(wire_event):
-                    delivered = delivered or isinstance(out, _CONTENT)
-                    yield out
-                if parser.done:
-                    break
-        message = self._done(parser.finish(None if parser.done else cut), request)
-        if message.stop_reason == "error" and not delivered and not parser.done:
-            raise LLMError(
-                "the response stream ended before any content arrived",
-                reason="transport",
-                retryable=True,
-            )
-        yield ResponseDone(message)
-
-    def _decode(self, decoder: Decoder, chunk: bytes) -> list[Any]:
-        try:
-            return decoder.feed(chunk)
-        except ValueError as exc:  # EventStreamError: corrupt framing, nothing more is readable
-            raise LLMError(f"the response stream is corrupt: {exc}", reason="server") from None
+        return read_stream(
+            chunks,
+            self._decoder(),
+            self._stream_parser(request),
+            deadline=request.deadline,
+            redact=Redactor(self._secrets()),
+            done=lambda message: self._done(message, request),
+        )
 
     async def _guard(self, aw: Awaitable[T], deadline: float | None, what: str) -> T:
         """Await ``aw`` within the deadline, turning transport failures into ``LLMError``."""
         return await guarded(aw, deadline, what, Redactor(self._secrets()))
-
-    def _scrubbed(self, err: LLMError) -> LLMError:
-        redact = Redactor(self._secrets())
-        set_message(err, redact(err.message))
-        if err.provider_message is not None:
-            err.provider_message = redact(err.provider_message)
-        if err.body_excerpt is not None:
-            err.body_excerpt = redact.cut(err.body_excerpt, EXCERPT_CHARS)
-        return err

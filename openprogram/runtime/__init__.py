@@ -25,6 +25,7 @@ from openprogram.runtime._stream import (
     StreamToolCall,
     StreamToolResult,
 )
+from openprogram.runtime._tree import Tree, TreeResult
 
 __all__ = [
     "DEFAULT_TRIM",
@@ -47,6 +48,8 @@ __all__ = [
     "StreamToolCall",
     "StreamToolResult",
     "ToolScope",
+    "Tree",
+    "TreeResult",
     "Trim",
     "run_tools",
     "run_tools_sync",

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from openprogram.runtime._budget import Ledger
     from openprogram.runtime._scope import ToolScope
 
-__all__ = ["bound_frame", "call_frame", "exec_parent", "origin_of"]
+__all__ = ["bound_frame", "call_frame", "exec_depth", "exec_parent", "origin_of"]
 
 R = TypeVar("R")
 
@@ -177,6 +177,12 @@ def exec_parent(runtime: Any) -> Frame:
         "to another run's tool scope, but it is used inside a tool of this run; use the runtime "
         "this tool body was given (its runtime parameter or ToolContext.runtime)"
     )
+
+
+def exec_depth(runtime: Any) -> int:
+    """The depth a new exec of ``runtime`` starts at here (1 at top level, as ``ToolScope``)."""
+    scope = exec_parent(runtime).scope
+    return scope.depth + 1 if scope is not None else 1
 
 
 def _descends(frame: Frame, ancestor: Frame) -> bool:

@@ -6,19 +6,21 @@ send starts (trimmed by the conversation's ``trim``), and whose own messages
 tools) are appended when it ends. The store's ``lock_conversation`` is held
 across the whole send, so sends on one conversation, from any ``Conversation``
 object, runtime, thread or process sharing the store, run one after another.
-A send that raises appends nothing.
+A send that raises appends nothing. ``stream`` is a send whose stream events
+are yielded as they come, its ``StreamFinal`` once the reply is saved.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, Unpack, overload
 
 from openprogram.exceptions import UserError
 from openprogram.messages import Message, trim_history
+from openprogram.runtime._bound import exec_depth
 from openprogram.runtime._held import get_held, use_held
 from openprogram.runtime._options import (
     CommonExecKwargs,
@@ -29,8 +31,15 @@ from openprogram.runtime._options import (
     checked_history,
 )
 from openprogram.runtime._result import RunResult
+from openprogram.runtime._run import Sink
 from openprogram.runtime._start import run_exec
+from openprogram.runtime._stream import StreamEvent, stream_events
 from openprogram.runtime._sync import run_sync
+from openprogram.runtime._unmatched import (
+    keywords_with_choices,
+    keywords_without_choices,
+    unmatched,
+)
 from openprogram.stores import Store
 
 if TYPE_CHECKING:
@@ -132,7 +141,13 @@ class Conversation:
     ) -> Any: ...
     @overload
     def send(self, content: Any, *, choices: Any, **options: Unpack[PickKwargs]) -> Any: ...
-    def send(self, content: Any, **options: Unpack[ExecKwargs]) -> Any:
+    @overload
+    @unmatched(keywords_without_choices)
+    def send(self, content: Any, **options: Any) -> Any: ...
+    @overload
+    @unmatched(keywords_with_choices)
+    def send(self, content: Any, **options: Any) -> Any: ...
+    def send(self, content: Any, **options: Any) -> Any:
         """Send ``content`` and return the answer, as ``runtime.exec`` would.
 
         The model sees the conversation so far (trimmed), then ``content``; the
@@ -167,14 +182,46 @@ class Conversation:
     ) -> Any: ...
     @overload
     async def asend(self, content: Any, *, choices: Any, **options: Unpack[PickKwargs]) -> Any: ...
-    async def asend(self, content: Any, **options: Unpack[ExecKwargs]) -> Any:
+    @overload
+    @unmatched(keywords_without_choices)
+    async def asend(self, content: Any, **options: Any) -> Any: ...
+    @overload
+    @unmatched(keywords_with_choices)
+    async def asend(self, content: Any, **options: Any) -> Any: ...
+    async def asend(self, content: Any, **options: Any) -> Any:
         """``send`` for async code: same options, same result, same errors."""
+        return await self._send(content, self._options(options), ())
+
+    def stream(
+        self, content: Any, **options: Unpack[ExecKwargs]
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """Send ``content`` and yield the send's stream events as they come (docs/streaming.md).
+
+        The events are ``runtime.stream``'s: text deltas, tool calls and
+        results, nested runs' events; the last is the send's ``StreamFinal``,
+        yielded once the reply is saved, so a loop may stop there. Closing the
+        iterator earlier cancels the send, which then appends nothing. Takes
+        ``send``'s options.
+
+        Raises:
+            UserError: ``history=`` was given, or an option is invalid (at the call).
+            Exception: What ``send`` raises, from the iteration instead of a final.
+        """
+        parsed = self._options(options)
+        return stream_events(
+            lambda sink: self._send(content, parsed, (sink,)),
+            lambda: exec_depth(self._runtime),
+        )
+
+    def _options(self, options: Mapping[str, Any]) -> ExecOptions:
         if "history" in options:
             raise UserError(
                 "send(history=...): a conversation supplies its own history; to run from "
                 "other messages use runtime.exec(content, history=...)"
             )
-        parsed = ExecOptions.from_kwargs({**self._defaults, **options})
+        return ExecOptions.from_kwargs({**self._defaults, **options})
+
+    async def _send(self, content: Any, parsed: ExecOptions, sinks: Sequence[Sink]) -> Any:
         key = (id(self._store), self._id)
         if key in get_held():
             raise UserError(
@@ -188,7 +235,7 @@ class Conversation:
             records: list[RunResult] = []
             run = dataclasses.replace(parsed, history=history)
             with use_held(key):
-                output = await run_exec(self._runtime, content, run, (), records.append)
+                output = await run_exec(self._runtime, content, run, sinks, records.append)
             added = records[-1].messages[len(history) :]
             await self._store.append_conversation(self._id, added, start=len(stored))
             self._known = (*stored, *added)

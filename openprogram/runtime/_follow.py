@@ -11,16 +11,17 @@ started the thread does.
 
 So while tool calls run, a thread started inside one starts with that call's
 frame (as Python 3.14's ``thread_inherit_context`` does for the whole
-context, for openprogram's frame alone):
+context, for openprogram's frame alone), and so does a thread started in a
+``runtime.tree()`` block, whose execs must share the tree's budget:
 
-- ``threading.Thread.start`` called inside a tool call makes the thread run
-  with the call's frame (subclasses that call ``super().start()`` too);
+- ``threading.Thread.start`` called inside a tool call or a tree block makes
+  the thread run with its frame (subclasses that call ``super().start()`` too);
 - ``ThreadPoolExecutor.submit`` (and so ``map`` and ``loop.run_in_executor``)
-  called inside a tool call runs that work item with the call's frame. Pool
-  threads themselves start with no frame, since they serve later work too.
+  called there runs that work item with its frame. Pool threads themselves
+  start with no frame, since they serve later work too.
 
-Both wrappers are installed once, when the first tool call of the process
-runs (never at import), and cost one contextvar read outside tool calls,
+Both wrappers are installed once, when the first tool call or tree block of
+the process starts (never at import), and cost one contextvar read elsewhere,
 where they change nothing. Not covered, and documented as such: threads
 started by C code or ``_thread.start_new_thread``, executors other than
 ``ThreadPoolExecutor`` (their work runs with whatever context they give it),
@@ -46,7 +47,7 @@ _lock = threading.Lock()
 
 
 def follow_threads() -> None:
-    """Install the wrappers (once per process); called when a tool call starts."""
+    """Install the wrappers (once per process); called when a tool call or a tree starts."""
     global _installed  # noqa: PLW0603 - the process-wide "installed" flag, set once
     if _installed:
         return
@@ -63,7 +64,7 @@ def _wrap_thread_start() -> None:
 
     def start(self: threading.Thread) -> None:
         frame = get_frame()
-        if frame.scope is not None:  # started inside a tool call
+        if _carried(frame):
             run = self.run
 
             def run_in_frame() -> None:
@@ -87,7 +88,7 @@ def _wrap_pool_submit() -> None:
         self: ThreadPoolExecutor, fn: Callable[..., T], /, *args: Any, **kwargs: Any
     ) -> Future[T]:
         frame = get_frame()
-        if frame.scope is None:
+        if not _carried(frame):
             return original(self, fn, *args, **kwargs)
         # The pool may start a thread here: it serves later work too, so it starts frameless.
         with use_frame(EMPTY):
@@ -96,6 +97,11 @@ def _wrap_pool_submit() -> None:
     submit.__doc__ = original.__doc__
     submit.__wrapped__ = original  # type: ignore[attr-defined]
     ThreadPoolExecutor.submit = submit  # type: ignore[method-assign,assignment]
+
+
+def _carried(frame: Frame) -> bool:
+    """Whether threads started here take the frame: inside a tool call or a tree block."""
+    return frame.scope is not None or frame.tree is not None
 
 
 def _in_frame(frame: Frame, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:

@@ -23,6 +23,7 @@ from openprogram.budget import Budget
 from openprogram.exceptions import UserError
 from openprogram.messages import AssistantMessage, Message, ToolResultMessage, UserMessage
 from openprogram.providers.base import ToolChoice
+from openprogram.runtime._not_accepted import Refused
 from openprogram.structured import StructuredFallback
 
 __all__ = [
@@ -39,7 +40,7 @@ __all__ = [
 ]
 
 MAX_ITERATIONS_CAP = 50
-"""Hard cap on model calls per exec, whatever ``max_iterations`` asks."""
+"""Hard cap on model calls per exec, whatever ``max_iterations`` asks (docs/concepts.md)."""
 
 OnMaxIterations: TypeAlias = Literal["return", "raise", "finish"]
 
@@ -47,26 +48,31 @@ _CHOICE_WORDS = ("auto", "required", "none")
 
 
 class CommonExecKwargs(TypedDict, total=False):
-    """Keywords of ``exec`` that leave the answer's type alone (see ``ExecOptions``)."""
+    """Keywords of ``exec`` that leave the answer's type alone (see ``ExecOptions``).
 
-    tools: Sequence[Any] | None
-    toolset: str | None
-    tools_source: str | None
-    tools_allow: Iterable[str] | None
-    tools_deny: Iterable[str] | None
-    tool_choice: ToolChoice
-    parallel_tool_calls: bool
-    max_iterations: int
-    structured_fallback: StructuredFallback
-    timeout_s: float | None
-    model: str | None
-    on_max_iterations: OnMaxIterations
-    budget: Budget | None
-    temperature: float | None
-    max_tokens: int | None
-    seed: int | None
-    history: Sequence[Message] | None
-    run_id: str | None
+    Each type includes ``Refused``, which no value has: it makes mypy report
+    a value of the wrong type as one error naming the keyword
+    (``_not_accepted.py`` says how).
+    """
+
+    tools: Sequence[Any] | Refused | None
+    toolset: str | Refused | None
+    tools_source: str | Refused | None
+    tools_allow: Iterable[str] | Refused | None
+    tools_deny: Iterable[str] | Refused | None
+    tool_choice: ToolChoice | Refused
+    parallel_tool_calls: bool | Refused
+    max_iterations: int | Refused
+    structured_fallback: StructuredFallback | Refused
+    timeout_s: float | Refused | None
+    model: str | Refused | None
+    on_max_iterations: OnMaxIterations | Refused
+    budget: Budget | Refused | None
+    temperature: float | Refused | None
+    max_tokens: int | Refused | None
+    seed: int | Refused | None
+    history: Sequence[Message] | Refused | None
+    run_id: str | Refused | None
 
 
 class PickKwargs(CommonExecKwargs, total=False):
@@ -90,7 +96,7 @@ class ExecKwargs(CommonExecKwargs, total=False):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ExecOptions:
-    """Validated options of one exec (docs/concepts.md)."""
+    """Validated options of one exec (docs/concepts.md, "The tool loop")."""
 
     tools: Sequence[Any] | None = None
     """Tool-likes offered to the model (then gated); ``None``: inherit or use the registry."""

@@ -49,6 +49,7 @@ class Emitter:
     Attributes:
         run_id: This run's id.
         parent: The emitter of the run whose tool started this one.
+        depth: 1 at top level, the parent's depth + 1 in a tool of it (stream events carry it).
         step_id: ``"s<n>"`` of the current model call (``"s0"`` before the first).
         events: Events of this run and of the runs nested in it.
         trace_payloads: Whether payload fields are filled (data policy).
@@ -60,6 +61,7 @@ class Emitter:
         "_queued",
         "_sinks",
         "delivery",
+        "depth",
         "events",
         "parent",
         "run_id",
@@ -77,6 +79,7 @@ class Emitter:
     ) -> None:
         self.run_id = new_run_id()
         self.parent = parent
+        self.depth: int = parent.depth + 1 if parent is not None else 1
         self.step_id = "s0"
         self.events: list[Event] = []
         self.trace_payloads = trace_payloads
@@ -128,7 +131,10 @@ class Emitter:
     def stream(self, cls: Callable[..., Any], **fields: Any) -> None:
         """Send a stream event to ``on_stream`` callbacks and ``stream()`` consumers."""
         if self._sinks:
-            notify(self._sinks, cls(run_id=self.run_id, parent_run_id=self.parent_run_id, **fields))
+            event = cls(
+                run_id=self.run_id, parent_run_id=self.parent_run_id, depth=self.depth, **fields
+            )
+            notify(self._sinks, event)
 
 
 class RunState(Emitter):

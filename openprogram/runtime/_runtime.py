@@ -37,6 +37,12 @@ from openprogram.runtime._resume import resume_run
 from openprogram.runtime._start import run_exec, stream_exec
 from openprogram.runtime._stream import StreamEvent
 from openprogram.runtime._sync import run_sync
+from openprogram.runtime._tree import Tree
+from openprogram.runtime._unmatched import (
+    keywords_with_choices,
+    keywords_without_choices,
+    unmatched,
+)
 from openprogram.stores import MemoryStore, Store
 
 if TYPE_CHECKING:
@@ -47,10 +53,12 @@ if TYPE_CHECKING:
     from openprogram.structured._decision import DecisionMenu
     from openprogram.structured._pick_types import (
         AsyncFunctionOptions,
+        AsyncFunctionOrValueOptions,
         ClassOptions,
         Cls,
         DescribedValueOptions,
         FunctionOptions,
+        FunctionOrValueOptions,
         MixedOptions,
         Returned,
         SchemaOptions,
@@ -244,13 +252,35 @@ class Runtime:
     ) -> Value: ...
     @overload
     def exec(
+        self,
+        content: Any,
+        *,
+        choices: AsyncFunctionOrValueOptions[Returned, Value] | Unjoined,
+        **options: Unpack[PickKwargs],
+    ) -> Returned | Value: ...
+    @overload
+    def exec(
+        self,
+        content: Any,
+        *,
+        choices: FunctionOrValueOptions[Returned, Value] | Unjoined,
+        **options: Unpack[PickKwargs],
+    ) -> Returned | Value: ...
+    @overload
+    def exec(
         self, content: Any, *, choices: MixedOptions, **options: Unpack[PickKwargs]
     ) -> object: ...
     @overload
     def exec(
         self, content: Any, *, choices: DecisionMenu, **options: Unpack[PickKwargs]
     ) -> Any: ...
-    def exec(self, content: Any, **options: Unpack[ExecKwargs]) -> Any:
+    @overload
+    @unmatched(keywords_without_choices)
+    def exec(self, content: Any, **options: Any) -> Any: ...
+    @overload
+    @unmatched(keywords_with_choices)
+    def exec(self, content: Any, **options: Any) -> Any: ...
+    def exec(self, content: Any, **options: Any) -> Any:
         """Run the tool loop on ``content`` and return the final answer.
 
         The model picks tools or answers in text; picked tools run and their
@@ -276,9 +306,11 @@ class Runtime:
             ``list[int]``), a JSON Schema or a typing form that is no class
             (``Literal[...]``, ``Annotated[...]``; ``A | B`` gives ``A | Any``) gives
             ``Any``; ``choices=`` of functions gives what they return (their join,
-            e.g. ``object``, when they differ), of values their type, of schema
-            options ``dict[str, Any]``, of a mix of forms ``object``; a prebuilt
-            ``DecisionMenu`` gives ``Any``, as the type is only known at run time.
+            e.g. ``object``, when they differ), of values their type, of both
+            either, of schema options ``dict[str, Any]``, of another mix ``object``;
+            a prebuilt ``DecisionMenu`` gives ``Any``, as the type is only known at
+            run time. A typo'd keyword or a value of the wrong type is one error
+            naming it (``runtime/_unmatched.py``).
 
         Raises:
             UserError: Contradictory or invalid options, a forced tool not in the menu.
@@ -354,13 +386,35 @@ class Runtime:
     ) -> Value: ...
     @overload
     async def async_exec(
+        self,
+        content: Any,
+        *,
+        choices: AsyncFunctionOrValueOptions[Returned, Value] | Unjoined,
+        **options: Unpack[PickKwargs],
+    ) -> Returned | Value: ...
+    @overload
+    async def async_exec(
+        self,
+        content: Any,
+        *,
+        choices: FunctionOrValueOptions[Returned, Value] | Unjoined,
+        **options: Unpack[PickKwargs],
+    ) -> Returned | Value: ...
+    @overload
+    async def async_exec(
         self, content: Any, *, choices: MixedOptions, **options: Unpack[PickKwargs]
     ) -> object: ...
     @overload
     async def async_exec(
         self, content: Any, *, choices: DecisionMenu, **options: Unpack[PickKwargs]
     ) -> Any: ...
-    async def async_exec(self, content: Any, **options: Unpack[ExecKwargs]) -> Any:
+    @overload
+    @unmatched(keywords_without_choices)
+    async def async_exec(self, content: Any, **options: Any) -> Any: ...
+    @overload
+    @unmatched(keywords_with_choices)
+    async def async_exec(self, content: Any, **options: Any) -> Any: ...
+    async def async_exec(self, content: Any, **options: Any) -> Any:
         """``exec`` for async code: same options, same result, same errors."""
         return await run_exec(self, content, ExecOptions.from_kwargs(options), ())
 
@@ -370,9 +424,31 @@ class Runtime:
         """Run ``exec`` and yield its stream events, ending with ``StreamFinal``.
 
         Events of runs nested in its tools are included (tell them apart by
-        ``run_id``). Closing the iterator early cancels the exec.
+        ``run_id`` or ``depth``), but not their ``StreamFinal``: the one final
+        yielded is this exec's, last, so a loop may stop at the first one
+        (docs/streaming.md). Closing the iterator early cancels the exec.
         """
         return stream_exec(self, content, ExecOptions.from_kwargs(options))
+
+    # -- trees -------------------------------------------------------------------------------
+
+    def tree(self, *, budget: Budget | None = None) -> Tree:
+        """A block whose execs form one run tree: one budget, one record (docs/trees.md).
+
+        ``with runtime.tree(budget=...) as tree:`` (or ``async with``): execs
+        started in the block, in the tasks it gathers and the threads it starts,
+        share the tree's budget, and ``tree.result`` holds their records, usage
+        and events. The block's runtime is the current one (as ``with runtime:``).
+
+        Args:
+            budget: Tightens the budget for the whole tree: at top level, this
+                runtime's budget (defaults filled in) and then this; inside another
+                tree or a tool body, that tree's budget and then this.
+
+        Raises:
+            UserError: ``budget`` is not a ``Budget``.
+        """
+        return Tree(self, budget)
 
     # -- durable runs ------------------------------------------------------------------------
 

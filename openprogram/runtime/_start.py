@@ -4,14 +4,14 @@
 over here; ``run_exec`` builds the ``RunState`` (scope, finale, deadline),
 emits ``AgentInvoked``, drives the loop under the deadline and the budget (a
 top-level exec with a store as a durable run: ``_durable``), and always emits
-``AgentEnd`` and records ``Runtime.last_run``, however the exec ends.
+``AgentEnd`` and records ``Runtime.last_run`` (and the record of the
+``runtime.tree()`` block it runs in, if any), however the exec ends.
 ``stream_exec`` runs the same exec with a queue as one more sink.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -20,7 +20,7 @@ from openprogram.context import Frame, get_current_frame
 from openprogram.events import AgentEnd, AgentInvoked, digest, size_bytes
 from openprogram.exceptions import BudgetExceeded, RunPaused, UserError
 from openprogram.messages import AssistantMessage, UserMessage, user_content
-from openprogram.runtime._bound import exec_parent, origin_of
+from openprogram.runtime._bound import exec_depth, exec_parent, origin_of
 from openprogram.runtime._budget import Ledger
 from openprogram.runtime._cancel import cancelled_with_caller
 from openprogram.runtime._durable import join_tree, run_durably, run_store
@@ -31,7 +31,8 @@ from openprogram.runtime._result import RunResult
 from openprogram.runtime._run import RunState, Sink
 from openprogram.runtime._scope import build_scope, check_forced_choice
 from openprogram.runtime._spend import budget_timeout, close_budget, open_budget
-from openprogram.runtime._stream import QueueSink, StreamEvent, StreamFinal
+from openprogram.runtime._stream import StreamEvent, StreamFinal, stream_events
+from openprogram.runtime._tree import joined_ledger, joined_tree
 from openprogram.runtime._waiting import PauseSignal
 from openprogram.stores import RunStore
 
@@ -40,25 +41,14 @@ if TYPE_CHECKING:
 
 __all__ = ["run_exec", "stream_exec"]
 
-_DONE = object()
 
-
-async def stream_exec(
+def stream_exec(
     runtime: Runtime, content: Any, options: ExecOptions
 ) -> AsyncGenerator[StreamEvent, None]:
     """Run one exec and yield its stream events; closing the generator cancels the exec."""
-    queue: asyncio.Queue[Any] = asyncio.Queue()
-    task = asyncio.ensure_future(run_exec(runtime, content, options, (QueueSink(queue),)))
-    task.add_done_callback(lambda _: queue.put_nowait(_DONE))
-    try:
-        while (item := await queue.get()) is not _DONE:
-            yield item
-        task.result()  # re-raise what ended the exec, if it failed
-    finally:
-        if not task.done():
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+    return stream_events(
+        lambda sink: run_exec(runtime, content, options, (sink,)), lambda: exec_depth(runtime)
+    )
 
 
 async def run_exec(
@@ -75,6 +65,7 @@ async def run_exec(
     """
     parent = exec_parent(runtime)  # first, before any await: it numbers this exec (its path)
     path = (*parent.path, parent.children()) if parent.children is not None else ()
+    recorded = joined_tree(parent, path, recorded)  # the tree block it starts in, if any
     runtime = origin_of(runtime)
     message = user_content(content)
     up = parent.scope
@@ -133,13 +124,11 @@ async def run_exec(
 
 
 def _ledger(runtime: Runtime, options: ExecOptions, parent: Frame) -> Ledger:
-    """The budget a new exec charges: a new tree's, or its parent's, tightened by its own."""
-    if parent.ledger is None or parent.scope is None:
+    """The budget a new exec charges: a new tree's, or the one it joins, tightened by its own."""
+    joined = joined_ledger(runtime, parent)
+    if joined is None:
         return Ledger.open(runtime.budget, options.budget)
-    ledger = parent.ledger
-    if runtime.budget is not parent.scope.run.runtime.budget:  # another runtime's budget applies
-        ledger = ledger.narrow(runtime.budget)
-    return ledger.narrow(options.budget)
+    return joined.narrow(options.budget)
 
 
 async def _drive(run: RunState, parent: Frame, store: RunStore | None, asked: UserMessage) -> Any:

@@ -26,7 +26,7 @@ from typing import Any
 from openprogram.exceptions import OpenProgramError
 from openprogram.stores._database import Database
 
-__all__ = ["Hold", "Leases", "Renewal", "free_lease"]
+__all__ = ["Hold", "Leases", "Renewal", "free_lease", "holder_is_gone"]
 
 logger = logging.getLogger("openprogram.stores")
 
@@ -144,7 +144,7 @@ def _take(db: sqlite3.Connection, *, name: str, owner: str, host: str, lease_s: 
     row = db.execute(
         "SELECT pid, host, expires_at FROM openprogram_leases WHERE name = ?", (name,)
     ).fetchone()
-    if row is not None and row[2] > now and not _gone(row[0], row[1], host):
+    if row is not None and row[2] > now and not holder_is_gone(row[0], row[1], host):
         return float(row[2] - now)
     db.execute(
         "INSERT OR REPLACE INTO openprogram_leases (name, owner, pid, host, expires_at) "
@@ -179,7 +179,7 @@ def free_lease(db: sqlite3.Connection, *, name: str, owner: str) -> None:
     db.execute("DELETE FROM openprogram_leases WHERE name = ? AND owner = ?", (name, owner))
 
 
-def _gone(pid: int, host: str, this_host: str) -> bool:
+def holder_is_gone(pid: int, host: str, this_host: str) -> bool:
     """Whether the lease's holder is a process of this host that no longer exists."""
     if host != this_host or pid == os.getpid() or os.name != "posix":
         return False  # another host, or this process: only the expiry tells

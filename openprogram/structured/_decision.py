@@ -2,7 +2,8 @@
 
 ``DecisionMenu`` renders the options into the request and reads and runs the
 model's pick; ``DecisionTurns`` judges each final reply and grants one re-ask.
-The public module is ``openprogram.decision``, which re-exports these.
+The public module is ``openprogram.decision``, which re-exports these (and
+``make``, a decision with no work phase, from ``_make``).
 """
 
 from __future__ import annotations
@@ -11,16 +12,12 @@ import inspect
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, overload
+from typing import Any
 
 from openprogram import _threads
 from openprogram._tool_types import quoted, shortened, truncate
-from openprogram.context import resolve_runtime, use_current_frame, use_current_runtime
-from openprogram.exceptions import (
-    ConfigurationError,
-    DecisionError,
-    ValidationFailedError,
-)
+from openprogram.context import use_current_frame, use_current_runtime
+from openprogram.exceptions import DecisionError, ValidationFailedError
 from openprogram.messages import AssistantMessage, UserMessage
 from openprogram.schema import ArgumentsError, json_schema_violations
 from openprogram.structured._choices import Choice, ChoiceKind, normalize_choices
@@ -28,21 +25,6 @@ from openprogram.structured._parse import iter_json_values
 from openprogram.structured._pick_schema import pick_schema
 from openprogram.structured._render import render_params
 from openprogram.tools import Tool, ToolContext
-
-if TYPE_CHECKING:
-    from openprogram.structured._pick_types import (
-        AsyncFunctionOptions,
-        ClassOptions,
-        Cls,
-        DescribedValueOptions,
-        FunctionOptions,
-        MixedOptions,
-        Returned,
-        SchemaOptions,
-        Unjoined,
-        Value,
-        ValueOptions,
-    )
 
 __all__ = [
     "Choice",
@@ -52,8 +34,6 @@ __all__ = [
     "PickError",
     "Picked",
     "Reask",
-    "async_make",
-    "make",
 ]
 
 
@@ -219,93 +199,6 @@ class DecisionTurns:
                 f'{{"call": "<option>", "args": {{...}}}} naming one of: {names}.'
             )
         )
-
-
-# The same overloads as Runtime.exec's for choices= (structured/_pick_types.py). The first
-# three overlap the later ones only on an empty list (refused at run time) and on Unjoined
-# (no value has it), so mypy's overlap warning is silenced there.
-@overload
-def make(prompt: str, options: ClassOptions[Cls] | Unjoined, runtime: Any = None) -> type[Cls]: ...  # type: ignore[overload-overlap]
-@overload
-def make(  # type: ignore[overload-overlap]
-    prompt: str, options: AsyncFunctionOptions[Returned] | Unjoined, runtime: Any = None
-) -> Returned: ...
-@overload
-def make(  # type: ignore[overload-overlap]
-    prompt: str, options: FunctionOptions[Returned] | Unjoined, runtime: Any = None
-) -> Returned: ...
-@overload
-def make(prompt: str, options: SchemaOptions | Unjoined, runtime: Any = None) -> dict[str, Any]: ...
-@overload
-def make(
-    prompt: str, options: DescribedValueOptions[Value] | Unjoined, runtime: Any = None
-) -> Value: ...
-@overload
-def make(prompt: str, options: ValueOptions[Value] | Unjoined, runtime: Any = None) -> Value: ...
-@overload
-def make(prompt: str, options: MixedOptions, runtime: Any = None) -> object: ...
-@overload
-def make(prompt: str, options: DecisionMenu, runtime: Any = None) -> Any: ...
-def make(prompt: str, options: Any, runtime: Any = None) -> Any:
-    """Ask the model to pick one option right away (no tools, no work phase).
-
-    Args:
-        prompt: What to decide.
-        options: The options, in any form ``exec(choices=...)`` accepts.
-        runtime: The runtime to ask; defaults to the current, then the default runtime.
-
-    Returns:
-        The picked function's return value, the picked value, or the schema
-        option's ``{"decision": name, **fields}``; typed as ``exec(choices=...)``'s.
-
-    Raises:
-        DecisionError: No valid pick even after one re-ask, or the call was aborted.
-        ConfigurationError: No runtime was given, current or set as default.
-    """
-    return _runtime(runtime).exec(prompt, tools=[], choices=options)
-
-
-@overload
-async def async_make(  # type: ignore[overload-overlap]
-    prompt: str, options: ClassOptions[Cls] | Unjoined, runtime: Any = None
-) -> type[Cls]: ...
-@overload
-async def async_make(  # type: ignore[overload-overlap]
-    prompt: str, options: AsyncFunctionOptions[Returned] | Unjoined, runtime: Any = None
-) -> Returned: ...
-@overload
-async def async_make(  # type: ignore[overload-overlap]
-    prompt: str, options: FunctionOptions[Returned] | Unjoined, runtime: Any = None
-) -> Returned: ...
-@overload
-async def async_make(
-    prompt: str, options: SchemaOptions | Unjoined, runtime: Any = None
-) -> dict[str, Any]: ...
-@overload
-async def async_make(
-    prompt: str, options: DescribedValueOptions[Value] | Unjoined, runtime: Any = None
-) -> Value: ...
-@overload
-async def async_make(
-    prompt: str, options: ValueOptions[Value] | Unjoined, runtime: Any = None
-) -> Value: ...
-@overload
-async def async_make(prompt: str, options: MixedOptions, runtime: Any = None) -> object: ...
-@overload
-async def async_make(prompt: str, options: DecisionMenu, runtime: Any = None) -> Any: ...
-async def async_make(prompt: str, options: Any, runtime: Any = None) -> Any:
-    """``make`` for async code."""
-    return await _runtime(runtime).async_exec(prompt, tools=[], choices=options)
-
-
-def _runtime(runtime: Any) -> Any:
-    found = resolve_runtime(runtime)
-    if found is None:
-        raise ConfigurationError(
-            "no runtime to decide with: pass runtime=Runtime(...), use `with runtime:`, "
-            "or call openprogram.set_default_runtime(...)"
-        )
-    return found
 
 
 # -- parsing and validating a pick -----------------------------------------------------------

@@ -13,8 +13,12 @@ first that fits every option gives the answer's type:
 4. ``("description", schema)`` options: ``dict[str, Any]``;
 5. ``(value, "description")`` pairs, then bare values: the values' type, for
    values of ``OptionValue`` types;
-6. anything else (a mix of forms, values of other types): ``object``;
-7. a prebuilt ``DecisionMenu``: ``Any`` (its options' types are gone).
+6. functions (async ones first, then the others) mixed with such values, each
+   bare or described: what the functions return or the values' type, so
+   ``[refund, "wait"]`` with ``refund`` returning ``str`` gives ``str``;
+7. anything else (schema options or classes among other forms, values of
+   other types): ``object``;
+8. a prebuilt ``DecisionMenu``: ``Any`` (its options' types are gone).
 
 Limits. Options written in the call are typed item by item; a list first
 bound to a name without a type is joined there (two signatures make
@@ -38,10 +42,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AsyncFunctionOptions",
+    "AsyncFunctionOrValueOptions",
     "ClassOptions",
     "Cls",
     "DescribedValueOptions",
     "FunctionOptions",
+    "FunctionOrValueOptions",
     "MixedOptions",
     "OptionValue",
     "Returned",
@@ -64,6 +70,7 @@ Cls = TypeVar("Cls")
 Value = TypeVar("Value", bound=OptionValue)
 """The type of the value options."""
 _H = TypeVar("_H")
+_V = TypeVar("_V", bound=OptionValue)
 
 Unjoined: TypeAlias = "tuple[Unjoined]"
 """No value has this type (it nests forever); it is in the overloads for mypy's sake.
@@ -92,5 +99,9 @@ DescribedValueOptions: TypeAlias = "_Each[tuple[_H, str]]"
 """``(value, "description")`` pairs."""
 ValueOptions: TypeAlias = "_Each[_H]"
 """Bare values."""
+AsyncFunctionOrValueOptions: TypeAlias = "_Described[Callable[..., Awaitable[_H]] | _V]"
+"""Functions whose result is awaited, and values, each bare or described."""
+FunctionOrValueOptions: TypeAlias = "_Described[Callable[..., _H] | _V]"
+"""Functions and values, each bare or described: the answer is ``Returned | Value``."""
 MixedOptions: TypeAlias = "_Each[object]"
 """Any list or dict of options: what the more precise forms do not cover."""

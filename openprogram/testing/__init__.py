@@ -39,11 +39,11 @@ from openprogram.testing._fakes import (
     text,
 )
 from openprogram.testing._json_values import UnsupportedSchemaError, example_value
+from openprogram.testing._normalize import normalize_request
 from openprogram.testing._record import (
     RecordingProvider,
     ReplayMissError,
     ReplayProvider,
-    normalize_request,
     record,
     replay,
 )

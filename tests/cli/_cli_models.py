@@ -79,7 +79,7 @@ def structured(question: str, runtime: Runtime) -> Answer:
 
 def progress_model() -> FunctionProvider:
     """Reports a first-use progress step before answering, like the local model starting."""
-    from openprogram.providers.local._progress import report
+    from openprogram.providers.local._embedded import report
 
     def answer(request: ProviderRequest) -> str:
         report("starting the local model server (fake)")

@@ -213,7 +213,7 @@ def _without_the_large_model(monkeypatch: pytest.MonkeyPatch) -> None:
     """As on a machine without the ``local-large`` extra (nothing can start)."""
     import importlib.util
 
-    from openprogram.providers.local._weights import QWEN_CODER_15B
+    from openprogram.providers.local._profile import QWEN_CODER_15B
 
     real = importlib.util.find_spec
     hidden = {"xllamacpp"} | {p.module for p in QWEN_CODER_15B.parts}

@@ -17,7 +17,7 @@ from openprogram.messages import (
     UserMessage,
 )
 from openprogram.providers import OpenAIProvider
-from openprogram.testing._record import (
+from openprogram.testing import (
     RecordingProvider,
     ReplayMissError,
     ReplayProvider,

@@ -11,6 +11,8 @@ MODULES = [
     "openprogram.runtime._run_tools",
     "openprogram.budget",
     "openprogram.runtime._runtime",
+    "openprogram.runtime._tree",
+    "openprogram.decorators._agentic",
     "openprogram.testing",
     "openprogram.testing._fakes",
 ]

@@ -66,7 +66,7 @@ def test_a_raising_on_stream_callback_does_not_break_the_run() -> None:
     assert Runtime(ScriptedProvider(["fine"]), on_stream=broken).exec("go", tools=[]) == "fine"
 
 
-def test_nested_runs_stream_into_the_outer_stream() -> None:
+def test_nested_runs_stream_into_the_outer_stream_which_yields_only_its_own_final() -> None:
     @agentic_function(register_globally=False)
     def helper(runtime: Runtime) -> str:
         """Inner loop on a worker thread."""
@@ -76,15 +76,77 @@ def test_nested_runs_stream_into_the_outer_stream() -> None:
     rt = Runtime(provider)
     events = asyncio.run(collect(rt, "outer", tools=[helper]))
     finals = [e for e in events if isinstance(e, StreamFinal)]
-    assert len(finals) == 2
+    assert finals == [events[-1]]
+    (outer_final,) = finals
+    assert (outer_final.output, outer_final.parent_run_id, outer_final.depth) == (
+        "outer words",
+        None,
+        1,
+    )
+    inner = [e for e in events if e.run_id != outer_final.run_id]
+    assert {(e.parent_run_id, e.depth) for e in inner} == {(outer_final.run_id, 2)}
+    assert "".join(e.text for e in inner if isinstance(e, StreamTextDelta)) == "inner words"
+
+
+def test_on_stream_receives_every_runs_final_each_with_its_depth() -> None:
+    @agentic_function(register_globally=False)
+    def helper(runtime: Runtime) -> str:
+        """Inner loop on a worker thread."""
+        return str(runtime.exec("inner", tools=[]))
+
+    received: list[Any] = []
+    provider = ScriptedProvider([call("helper"), "inner words", "outer words"])
+    Runtime(provider, on_stream=received.append).exec("outer", tools=[helper])
+    finals = [e for e in received if isinstance(e, StreamFinal)]
+    assert [(f.output, f.depth) for f in finals] == [("inner words", 2), ("outer words", 1)]
     inner_final, outer_final = finals
     assert inner_final.parent_run_id == outer_final.run_id
-    assert outer_final.parent_run_id is None
-    assert events[-1] is outer_final
-    inner_text = "".join(
-        e.text for e in events if isinstance(e, StreamTextDelta) and e.run_id == inner_final.run_id
+    assert received[-1] is outer_final
+
+
+def test_the_first_final_of_a_stream_is_the_streamed_execs_even_when_a_sub_agent_ends_first() -> (
+    None
+):
+    """The trap: a loop stopping at the first StreamFinal must not return a sub-agent's answer."""
+
+    @agentic_function(register_globally=False)
+    async def scout(area: str, runtime: Runtime) -> str:
+        """A sub-agent.
+
+        Args:
+            area: Where to look.
+        """
+        return await runtime.async_exec(f"Scout {area}.", tools=[])
+
+    provider = ScriptedProvider(
+        [[call("scout", area="north"), call("scout", area="south")], "N", "S", "Both clear."]
     )
-    assert inner_text == "inner words"
+    rt = Runtime(provider)
+
+    async def first_final() -> Any:
+        async for event in rt.stream("Scout both.", tools=[scout]):
+            if isinstance(event, StreamFinal):
+                return event.output
+        return None
+
+    assert asyncio.run(first_final()) == "Both clear."
+
+
+def test_a_stream_started_inside_a_tool_yields_its_own_final() -> None:
+    """Depth is counted in the whole run tree: a stream inside a tool body starts at 2."""
+    seen: list[tuple[Any, int]] = []
+
+    @agentic_function(register_globally=False)
+    async def narrate(runtime: Runtime) -> str:
+        """Stream a sub-agent's answer."""
+        async for event in runtime.stream("inner", tools=[lookup]):
+            if isinstance(event, StreamFinal):
+                seen.append((event.output, event.depth))
+        return "narrated"
+
+    provider = ScriptedProvider([call("narrate"), call("lookup", q="z"), "inner done", "outer"])
+    assert Runtime(provider).exec("outer", tools=[narrate, lookup]) == "outer"
+    assert seen == [("inner done", 2)]
 
 
 def test_stream_raises_what_ended_the_exec() -> None:

@@ -1,6 +1,9 @@
-"""A process that chats on one conversation of a SQLite store (started by the store tests).
+"""A process that chats on one conversation of a shared store (started by the store tests).
 
-    python _chat_process.py PATH CONVERSATION MODE [ARGS...]
+    python _chat_process.py PLACE CONVERSATION MODE [ARGS...]
+
+``PLACE`` names the store as ``_places.open_store`` reads it (``sqlite:PATH``,
+``dbos:URL``).
 
 Modes:
 - ``send TEXT...``: send each text; print each request the model got, one JSON
@@ -16,10 +19,11 @@ import sys
 import time
 from pathlib import Path
 
+from _places import open_store  # beside this script
+
 from openprogram import OpenProgramError, Runtime
 from openprogram.messages import UserMessage, dump_messages
 from openprogram.providers.base import ProviderRequest
-from openprogram.stores import SQLiteStore
 from openprogram.testing import FunctionProvider
 
 
@@ -30,33 +34,38 @@ def echo(request: ProviderRequest) -> str:
     return f"re: {last.text}"
 
 
-def send(path: str, conversation: str, texts: list[str]) -> int:
-    with SQLiteStore(path) as store:
+def send(place: str, conversation: str, texts: list[str]) -> int:
+    store = open_store(place)
+    try:
         chat = Runtime(FunctionProvider(echo), store=store).conversation(conversation)
         for text in texts:
             chat.send(text)
+    finally:
+        store.close()
     return 0
 
 
-def hold(path: str, conversation: str, marker: str, release: str, lease_s: str) -> int:
+def hold(place: str, conversation: str, marker: str, release: str, lease_s: str) -> int:
     def waiting(request: ProviderRequest) -> str:
         Path(marker).touch()
         while not Path(release).exists():
             time.sleep(0.02)
         return "held reply"
 
-    with SQLiteStore(path, lease_s=float(lease_s)) as store:
+    store = open_store(place, lease_s=float(lease_s))
+    try:
         chat = Runtime(FunctionProvider(waiting), store=store).conversation(conversation)
-        try:
-            chat.send("holding")
-        except OpenProgramError as exc:
-            print(exc, flush=True)
-            return 3
+        chat.send("holding")
+    except OpenProgramError as exc:
+        print(exc, flush=True)
+        return 3
+    finally:
+        store.close()
     return 0
 
 
 if __name__ == "__main__":
-    path, conversation, mode, *rest = sys.argv[1:]
+    place, conversation, mode, *rest = sys.argv[1:]
     if mode == "send":
-        sys.exit(send(path, conversation, rest))
-    sys.exit(hold(path, conversation, *rest))
+        sys.exit(send(place, conversation, rest))
+    sys.exit(hold(place, conversation, *rest))

@@ -1,4 +1,9 @@
-"""``MemoryStore`` and ``SQLiteStore``: the ``Store`` protocol, the file, its schema."""
+"""The ``Store`` protocol on every kind of store (``conftest.py``); ``SQLiteStore``'s file.
+
+Tests taking ``store`` or ``store_factory`` state what every store promises and
+run on each kind; the others are about ``SQLiteStore``'s file (``DBOSStore``'s
+database has its own, ``test_dbos_store.py``).
+"""
 
 from __future__ import annotations
 
@@ -10,7 +15,6 @@ import sqlite3
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,20 +22,13 @@ import pytest
 from openprogram import ConfigurationError, OpenProgramError, Runtime, UserError
 from openprogram.messages import AssistantMessage, TextContent, UserMessage
 from openprogram.providers.base import ProviderRequest
-from openprogram.stores import MemoryStore, SQLiteStore, Store
+from openprogram.stores import SQLiteStore, Store
 from openprogram.stores._schema import SCHEMA_VERSION
 from openprogram.testing import FunctionProvider
 
+from .conftest import StoreFactory
+
 HELLO = (UserMessage("Hello"), AssistantMessage((TextContent("Hi!"),), model="m"))
-
-
-@pytest.fixture(params=["memory", "sqlite"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    if request.param == "memory":
-        yield MemoryStore()
-    else:
-        with SQLiteStore(tmp_path / "chats.sqlite") as sqlite:
-            yield sqlite
 
 
 def test_a_conversation_is_appended_to_and_read_back(store: Store) -> None:
@@ -137,40 +134,39 @@ def echo(request: ProviderRequest) -> str:
 
 
 def test_nothing_is_written_outside_the_store_path(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    store_factory: StoreFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    home, work, data = (tmp_path / name for name in ("home", "work", "data"))
-    for folder in (home, work, data):
+    home, work = tmp_path / "home", tmp_path / "work"
+    for folder in (home, work):
         folder.mkdir()
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.chdir(work)
     Runtime(FunctionProvider(echo)).conversation("c").send("hi")  # in memory
-    with SQLiteStore(data / "chats.sqlite") as store:
-        Runtime(FunctionProvider(echo), store=store).conversation("c").send("hi")
+    Runtime(FunctionProvider(echo), store=store_factory()).conversation("c").send("hi")
     assert list(home.iterdir()) == []
     assert list(work.iterdir()) == []
-    assert {p.name for p in data.iterdir()} <= {
+    # a file store writes its file (and SQLite's -wal/-shm beside it); a server store, nothing
+    assert {p.name for p in store_factory.data.iterdir()} <= {
         "chats.sqlite",
         "chats.sqlite-wal",
         "chats.sqlite-shm",
     }
 
 
-def test_two_store_objects_on_one_file_take_turns(tmp_path: Path) -> None:
-    path = tmp_path / "chats.sqlite"
-    with SQLiteStore(path) as one, SQLiteStore(path) as two:
-        chats = [Runtime(FunctionProvider(echo), store=s).conversation("c") for s in (one, two)]
+def test_two_store_objects_on_one_place_take_turns(store_factory: StoreFactory) -> None:
+    one, two = store_factory(), store_factory()
+    chats = [Runtime(FunctionProvider(echo), store=s).conversation("c") for s in (one, two)]
 
-        def client(index: int) -> None:
-            for turn in range(10):
-                chats[index].send(f"{index}:{turn}")
+    def client(index: int) -> None:
+        for turn in range(10):
+            chats[index].send(f"{index}:{turn}")
 
-        threads = [threading.Thread(target=client, args=(i,)) for i in (0, 1)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        stored = chats[0].messages
+    threads = [threading.Thread(target=client, args=(i,)) for i in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    stored = chats[0].messages
     assert len(stored) == 40
     assert all(isinstance(m, UserMessage) for m in stored[::2])
     assert all(isinstance(m, AssistantMessage) for m in stored[1::2])
@@ -181,6 +177,7 @@ def test_two_store_objects_on_one_file_take_turns(tmp_path: Path) -> None:
     [
         "openprogram.stores._memory",
         "openprogram.stores._sqlite",
+        "openprogram.stores.dbos._store",
         "openprogram.runtime._conversation",
     ],
 )
@@ -225,8 +222,11 @@ def test_a_file_locked_longer_than_the_busy_timeout_is_an_error(tmp_path: Path) 
         assert Runtime(FunctionProvider(echo), store=store).conversation("c").send("hi") == "ok"
 
 
-def test_import_openprogram_does_not_load_sqlite() -> None:
-    code = "import sys, openprogram; print('sqlite3' in sys.modules)"
+def test_import_openprogram_does_not_load_sqlite_nor_dbos() -> None:
+    code = (
+        "import sys, openprogram, openprogram.stores; "
+        "print(sorted({'sqlite3', 'dbos', 'sqlalchemy', 'psycopg'} & set(sys.modules)))"
+    )
     done = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,
@@ -235,11 +235,12 @@ def test_import_openprogram_does_not_load_sqlite() -> None:
         check=True,
         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
     )
-    assert done.stdout.strip() == "False"  # SQLiteStore loads it when first asked for
+    assert done.stdout.strip() == "[]"  # each store loads what it needs when first asked for
 
 
-def test_a_long_send_keeps_its_turn_past_the_lease_by_renewing_it(tmp_path: Path) -> None:
-    path = tmp_path / "chats.sqlite"
+def test_a_long_send_keeps_its_turn_past_the_lease_by_renewing_it(
+    store_factory: StoreFactory,
+) -> None:
     seen: list[int] = []
 
     async def slow(request: ProviderRequest) -> str:
@@ -250,18 +251,18 @@ def test_a_long_send_keeps_its_turn_past_the_lease_by_renewing_it(tmp_path: Path
         seen.append(len(request.messages))
         return "ok"
 
-    # Two store objects: their leases meet only in the file (same process, so only the
-    # expiry, or the renewals keeping it off, decide).
-    with SQLiteStore(path, lease_s=0.3) as first, SQLiteStore(path, lease_s=0.3) as second:
-        slow_chat = Runtime(FunctionProvider(slow), store=first).conversation("c")
-        other = Runtime(FunctionProvider(counting), store=second).conversation("c")
+    # Two store objects: their leases meet only in the database (same process, so only
+    # the expiry, or the renewals keeping it off, decide).
+    first, second = store_factory(lease_s=0.3), store_factory(lease_s=0.3)
+    slow_chat = Runtime(FunctionProvider(slow), store=first).conversation("c")
+    other = Runtime(FunctionProvider(counting), store=second).conversation("c")
 
-        async def main() -> None:
-            sending = asyncio.ensure_future(slow_chat.asend("first"))
-            await asyncio.sleep(0.1)  # the slow send holds the turn
-            assert await other.asend("second") == "ok"
-            assert await sending == "slow reply"
+    async def main() -> None:
+        sending = asyncio.ensure_future(slow_chat.asend("first"))
+        await asyncio.sleep(0.1)  # the slow send holds the turn
+        assert await other.asend("second") == "ok"
+        assert await sending == "slow reply"
 
-        asyncio.run(main())
-        assert seen == [3]  # the second send waited for the first one's two messages
-        assert [m.text for m in other.messages] == ["first", "slow reply", "second", "ok"]
+    asyncio.run(main())
+    assert seen == [3]  # the second send waited for the first one's two messages
+    assert [m.text for m in other.messages] == ["first", "slow reply", "second", "ok"]

@@ -24,7 +24,7 @@ from openprogram.providers import (
     OpenAIProvider,
     OpenAIResponsesProvider,
 )
-from openprogram.providers.local import _server
+from openprogram.providers.local._embedded import _server
 from openprogram.testing import (
     ALLOW_ENV_VAR,
     ScriptedProvider,

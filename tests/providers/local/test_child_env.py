@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from openprogram.providers.local import _server
-from openprogram.providers.local._server import ServerOptions, Supervisor, child_env
+from openprogram.providers.local import LOCAL_MODEL, PROFILES
+from openprogram.providers.local._embedded import ServerOptions, Supervisor, _child, _server
+from openprogram.providers.local._embedded._child import child_env
 
 from . import _fake_child
 
@@ -50,11 +51,11 @@ def test_the_started_child_sees_no_key(monkeypatch: pytest.MonkeyPatch, tmp_path
     seen = tmp_path / "env.json"
     # A stand-in child: records its environment, then speaks the fake's handshake.
     code = f"import os, json; open({str(seen)!r}, 'w').write(json.dumps(dict(os.environ))); "
-    monkeypatch.setattr(_server, "_CHILD_CODE", code + _fake_child.CODE)
+    monkeypatch.setattr(_child, "CHILD_CODE", code + _fake_child.CODE)
     monkeypatch.setattr(_server, "ensure_weights", lambda spec: tmp_path / "model.gguf")
     for name, value in SECRETS.items():
         monkeypatch.setenv(name, value)
-    supervisor = Supervisor(ServerOptions(start_timeout_s=60.0))
+    supervisor = Supervisor(PROFILES[LOCAL_MODEL], ServerOptions(start_timeout_s=60.0))
     try:
         supervisor.ensure()
     finally:

@@ -16,9 +16,8 @@ import pytest
 
 from openprogram import Runtime, function
 from openprogram.exceptions import UserError
-from openprogram.providers.local import LocalProvider
-from openprogram.providers.local._chat import ECHO_STOPS
-from openprogram.providers.local._server import chat_template
+from openprogram.providers.local import LOCAL_MODEL, PROFILES, LocalProvider
+from openprogram.providers.local._profile import ECHO_STOPS
 from openprogram.registry import Registry
 
 from .._server import Reply, WireServer
@@ -76,7 +75,7 @@ def render(functions: list[dict[str, Any]]) -> str:
         {"role": "assistant", "content": None, "tool_calls": [{"function": call}]},
         {"role": "tool", "content": "Paris: sunny, 21 C"},
     ]
-    template = jinja2.Environment().from_string(chat_template())
+    template = jinja2.Environment().from_string(PROFILES[LOCAL_MODEL].chat_template())
     return template.render(messages=messages, functions=functions, add_generation_prompt=True)
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from openprogram.decision import DecisionMenu
-from openprogram.providers.local._grammar import ANSWER_GRAMMAR, answer_grammar, calls_grammar
+from openprogram.providers.local._guards import ANSWER_GRAMMAR, answer_grammar, calls_grammar
 
 from ._gbnf import accepts
 

@@ -22,8 +22,8 @@ from openprogram.providers.local import (
     local_available,
     stop_server,
 )
-from openprogram.providers.local._server import default_supervisor
-from openprogram.providers.local._weights import FAST_MODEL, QWEN_CODER_05B_Q4_0, ensure_weights
+from openprogram.providers.local._embedded import default_supervisor, ensure_weights
+from openprogram.providers.local._profile import FAST_MODEL, QWEN_CODER_05B_Q4_0
 from openprogram.runtime import Runtime
 
 from .._helpers import ADD, WEATHER, drive, request

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from openprogram import Runtime
-from openprogram.providers.local._loops import COPIES, ECHO, LoopWatch, loop_cut, whole_cut
+from openprogram.providers.local._guards import COPIES, ECHO, LoopWatch, loop_cut, whole_cut
 from openprogram.runtime import StreamEvent, StreamTextDelta
 
 from .._server import Reply, WireServer, sse

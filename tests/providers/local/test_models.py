@@ -22,35 +22,38 @@ import pytest
 
 from openprogram import Runtime
 from openprogram.exceptions import ConfigurationError, LLMError
-from openprogram.providers import local, resolve_provider
+from openprogram.providers import resolve_provider
 from openprogram.providers.local import (
     LOCAL_MODEL,
     LOCAL_MODELS,
+    PROFILES,
     LocalProvider,
-    _embedded,
-    _server,
-    _weights,
+    _profile,
+    _provider,
     ensure_server,
     local_available,
     stop_server,
 )
-from openprogram.providers.local._server import (
+from openprogram.providers.local._embedded import (
     ServerOptions,
     Supervisor,
+    _child,
+    _server,
+    _supervisors,
     default_supervisor,
+    ensure_weights,
+    part_paths,
     supervisor_for,
 )
-from openprogram.providers.local._turn import served_model
-from openprogram.providers.local._weights import (
+from openprogram.providers.local._profile import (
     FAST_MODEL,
     QWEN_CODER_05B,
     QWEN_CODER_05B_Q4_0,
     QWEN_CODER_15B,
     WeightsSpec,
-    ensure_weights,
-    part_paths,
     weights_for,
 )
+from openprogram.providers.local._wire import served_model
 
 from .._helpers import drive, request
 from .._server import Reply, WireServer
@@ -194,7 +197,7 @@ def test_a_large_model_provider_asks_the_large_models_server(
         asked.append(model)
         return f"{wire.url}/v1"
 
-    monkeypatch.setattr(local, "_embedded_url", embedded_url)
+    monkeypatch.setattr(_provider, "_embedded_url", embedded_url)
     wire.push(Reply(body=completion("from the large one")))
     wire.push(Reply(body=completion("from the small one")))
     large = LocalProvider(LARGE, stream=False, max_retries=0)
@@ -255,10 +258,10 @@ def test_missing_default_weights_keep_the_local_extras_hint(
 @pytest.fixture
 def stand_in(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Fresh process-wide supervisors whose children are the stand-in; all stopped after."""
-    monkeypatch.setattr(_server, "_CHILD_CODE", _fake_child.CODE)
-    monkeypatch.setattr(_server, "_CHILD_ENV_NAMES", _server._CHILD_ENV_NAMES | _FAKE_ENV)
+    monkeypatch.setattr(_child, "CHILD_CODE", _fake_child.CODE)
+    monkeypatch.setattr(_child, "_CHILD_ENV_NAMES", _child._CHILD_ENV_NAMES | _FAKE_ENV)
     monkeypatch.setenv("FAKE_CHILD_MODE", "ok")
-    monkeypatch.setattr(_server, "_supervisors", {})
+    monkeypatch.setattr(_supervisors, "_supervisors", {})
     yield
     stop_server()
 
@@ -267,7 +270,7 @@ def stand_in(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 def servers(stand_in: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """The stand-in, as if both extras were installed: it needs neither."""
     monkeypatch.setattr(_server, "ensure_weights", lambda spec: tmp_path / spec.filename)
-    monkeypatch.setattr(_embedded, "missing", lambda model=LOCAL_MODEL: [])
+    monkeypatch.setattr(_supervisors, "missing", lambda model=LOCAL_MODEL: [])
 
 
 @pytest.mark.usefixtures("servers")
@@ -275,12 +278,12 @@ def test_each_model_has_its_own_server_and_one_models_providers_share_it() -> No
     small, large = supervisor_for(LOCAL_MODEL), supervisor_for(LARGE)
     assert small is default_supervisor() is supervisor_for()
     assert supervisor_for(LARGE) is large
-    small_url = local._embedded_url(LOCAL_MODEL, False)  # what a LocalProvider asks for
-    large_url = local._embedded_url(LARGE, False)
+    small_url = _provider._embedded_url(LOCAL_MODEL, False)  # what a LocalProvider asks for
+    large_url = _provider._embedded_url(LARGE, False)
     assert small_url != large_url
     assert small.pid is not None
     assert large.pid not in (None, small.pid)
-    assert local._embedded_url(LARGE, False) == ensure_server(LARGE) == large_url  # shared
+    assert _provider._embedded_url(LARGE, False) == ensure_server(LARGE) == large_url  # shared
     assert ensure_server() == small_url
     # Each server is started with its own model's alias (llama.cpp reports it).
     assert served_model(small_url) == LOCAL_MODEL
@@ -298,7 +301,7 @@ def test_each_model_has_its_own_server_and_one_models_providers_share_it() -> No
 def test_progress_and_start_errors_name_the_model_started(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    large = Supervisor(ServerOptions(start_timeout_s=60.0, threads=1), model=LARGE)
+    large = Supervisor(PROFILES[LARGE], ServerOptions(start_timeout_s=60.0, threads=1))
     try:
         large.ensure()
     finally:
@@ -307,7 +310,7 @@ def test_progress_and_start_errors_name_the_model_started(
     assert first == "openprogram: starting the local model server (qwen2.5-coder-1.5b, 1 thread)"
     monkeypatch.setenv("FAKE_CHILD_MODE", "crash")
     with pytest.raises(LLMError) as info:
-        Supervisor(ServerOptions(start_timeout_s=60.0), model=LARGE).ensure()
+        Supervisor(PROFILES[LARGE], ServerOptions(start_timeout_s=60.0)).ensure()
     assert info.value.model == LARGE
     assert "the local model server (qwen2.5-coder-1.5b) did not start" in info.value.message
 
@@ -321,7 +324,8 @@ def _cache_then_uninstall(
     """
     whole = b"".join(chunks)
     small = replace(QWEN_CODER_15B, size=len(whole), sha256=hashlib.sha256(whole).hexdigest())
-    monkeypatch.setattr(_weights, "LOCAL_MODELS", {**_weights.LOCAL_MODELS, LARGE: small})
+    large = replace(PROFILES[LARGE], weights=small)
+    monkeypatch.setattr(_profile, "PROFILES", {**PROFILES, LARGE: large})
     _lay_out(tmp_path / "site", QWEN_CODER_15B, chunks)
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
     monkeypatch.setenv("OPENPROGRAM_CACHE_DIR", str(tmp_path / "cache"))
@@ -371,11 +375,11 @@ def test_a_cached_copy_that_changed_needs_the_large_parts_again(
 _SCRIPT = textwrap.dedent(
     """
     from pathlib import Path
-    from openprogram.providers.local import _server
-    _server._CHILD_CODE = {code!r}
+    from openprogram.providers.local._embedded import _child, _server, supervisor_for
+    _child.CHILD_CODE = {code!r}
     _server.ensure_weights = lambda spec: Path("unused.gguf")
     for model in ("qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b"):
-        supervisor = _server.supervisor_for(model)
+        supervisor = supervisor_for(model)
         supervisor.ensure()
         print(supervisor.pid, flush=True)
     """

@@ -22,8 +22,7 @@ import pytest
 from openprogram import Runtime
 from openprogram.exceptions import UserError
 from openprogram.providers.base import ResponseFormat, ToolChoice
-from openprogram.providers.local import LocalProvider
-from openprogram.providers.local._chat import REUSE_CHUNK
+from openprogram.providers.local import LOCAL_MODEL, PROFILES, LocalProvider
 
 from .._helpers import WEATHER, drive, fail, request
 from .._server import Reply, WireServer
@@ -96,7 +95,9 @@ def test_a_low_call_share_asks_for_a_plain_answer(wire: WireServer, stream: bool
     # The real request: no function list, a text-only grammar.
     assert "chat_template_kwargs" not in real
     assert "n_cache_reuse" not in sent_probe  # its prompt is the cached prefix
-    assert real["n_cache_reuse"] == REUSE_CHUNK  # the probe's prompt, shifted into place
+    assert (
+        real["n_cache_reuse"] == PROFILES[LOCAL_MODEL].reuse_chunk
+    )  # the probe's prompt, shifted into place
     assert real.get("stream", False) is stream
     assert "max_tokens" not in real
     assert "logprobs" not in real

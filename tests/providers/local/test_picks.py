@@ -292,7 +292,7 @@ def test_the_options_are_worked_out_once_per_request(
 ) -> None:
     # The body lists the options and the reply is read against them: one reckoning
     # per request, carried on the request, serves both (the re-ask of a repeat too).
-    import openprogram.providers.local._chat as chat
+    import openprogram.providers.local._pipeline as chat
 
     worked: list[int] = []
     real = chat.picks_of

@@ -11,10 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from openprogram.providers.local import _server
-from openprogram.providers.local._progress import PROGRESS_ENV_VAR, progress_to
-from openprogram.providers.local._server import ServerOptions, Supervisor
-from openprogram.providers.local._weights import WeightsSpec, ensure_weights
+from openprogram.providers.local import LOCAL_MODEL, PROFILES
+from openprogram.providers.local._embedded import (
+    PROGRESS_ENV_VAR,
+    ServerOptions,
+    Supervisor,
+    _child,
+    _server,
+    ensure_weights,
+    progress_to,
+)
+from openprogram.providers.local._profile import WeightsSpec
 
 from . import _fake_child
 from .test_weights import CHUNKS, _install_fake_parts
@@ -70,10 +77,10 @@ def test_the_lines_can_be_silenced_or_redirected(
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Supervisor]:
     """A supervisor whose child is the fake (no model); stopped after the test."""
-    monkeypatch.setattr(_server, "_CHILD_CODE", _fake_child.CODE)
+    monkeypatch.setattr(_child, "CHILD_CODE", _fake_child.CODE)
     monkeypatch.setattr(_server, "ensure_weights", lambda spec: tmp_path / "model.gguf")
     monkeypatch.setenv("FAKE_CHILD_MODE", "ok")
-    supervisor = Supervisor(ServerOptions(start_timeout_s=60.0, threads=1))
+    supervisor = Supervisor(PROFILES[LOCAL_MODEL], ServerOptions(start_timeout_s=60.0, threads=1))
     yield supervisor
     supervisor.stop()
 

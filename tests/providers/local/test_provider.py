@@ -17,16 +17,17 @@ import pytest
 
 from openprogram.exceptions import ConfigurationError, UserError
 from openprogram.messages import AssistantMessage, ToolCall, ToolResultMessage
-from openprogram.providers import local
 from openprogram.providers.local import (
     LOCAL_MODEL,
     LocalProvider,
-    _weights,
+    _provider,
     adapt_request,
     ensure_server,
     is_invalid_output,
     local_available,
 )
+from openprogram.providers.local._embedded import missing_packages
+from openprogram.providers.local._profile import QWEN_CODER_05B
 
 from .._helpers import ADD, WEATHER, drive, fail, kinds, request
 from .._server import Reply, WireServer, sse
@@ -325,7 +326,7 @@ def test_an_unreachable_embedded_server_is_restarted_once(
         restarts.append(restart)
         return f"{wire.url}/v1" if restart else _dead_url()
 
-    monkeypatch.setattr(local, "_embedded_url", embedded_url)
+    monkeypatch.setattr(_provider, "_embedded_url", embedded_url)
     wire.push(Reply(body=completion("back")))
     run = drive(LocalProvider(stream=False, max_retries=0), request("hi"))
     assert run.message.text == "back"
@@ -334,7 +335,9 @@ def test_an_unreachable_embedded_server_is_restarted_once(
 
 
 def test_an_external_server_is_not_restarted(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(local, "_embedded_url", lambda model, restart: pytest.fail("not embedded"))
+    monkeypatch.setattr(
+        _provider, "_embedded_url", lambda model, restart: pytest.fail("not embedded")
+    )
     run = fail(LocalProvider(base_url=_dead_url(), stream=False, max_retries=0), request("hi"))
     assert run.failure.reason == "transport"
 
@@ -371,7 +374,7 @@ def _hide_the_extra(monkeypatch: pytest.MonkeyPatch, cache: Path) -> None:
     """As without the extra: its packages look uninstalled and the cache (at ``cache``) is empty."""
     monkeypatch.setenv("OPENPROGRAM_CACHE_DIR", str(cache))
     real = importlib.util.find_spec
-    hidden = {"xllamacpp"} | {p.module for p in _weights.QWEN_CODER_05B.parts}
+    hidden = {"xllamacpp"} | {p.module for p in QWEN_CODER_05B.parts}
 
     def find_spec(name: str, package: str | None = None) -> Any:
         return None if name in hidden else real(name, package)
@@ -396,7 +399,9 @@ def test_local_available_matches_the_installed_packages_when_nothing_is_cached(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("OPENPROGRAM_CACHE_DIR", str(tmp_path / "empty-cache"))
-    expected = importlib.util.find_spec("xllamacpp") is not None and not _weights.missing_packages()
+    expected = importlib.util.find_spec("xllamacpp") is not None and not missing_packages(
+        QWEN_CODER_05B
+    )
     assert local_available() is expected
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from openprogram import Runtime
-from openprogram.providers.local._chat import REUSE_CHUNK
+from openprogram.providers.local import LOCAL_MODEL, PROFILES
 
 from .._helpers import drive, request
 from .._server import Reply, WireServer
@@ -118,7 +118,7 @@ def test_the_re_ask_lets_the_server_move_the_cached_conversation(wire: WireServe
     drive(provider(wire), request(*LOOKED_UP, tools=(LOOKUP, REFUND)))
     first, second = (seen.json for seen in wire.requests)
     assert "n_cache_reuse" not in first  # its prompt extends the cached one
-    assert second["n_cache_reuse"] == REUSE_CHUNK
+    assert second["n_cache_reuse"] == PROFILES[LOCAL_MODEL].reuse_chunk
 
 
 def test_a_cache_reuse_of_the_users_own_is_sent_as_given(wire: WireServer) -> None:

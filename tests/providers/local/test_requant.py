@@ -12,13 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from openprogram.providers.local._requant import (
-    GGML_Q4_0,
-    GGML_Q5_0,
-    GGUFError,
-    read_layout,
-    requantize,
-)
+from openprogram.providers.local._embedded._gguf import GGML_Q4_0, GGML_Q5_0, GGUFError, read_layout
+from openprogram.providers.local._embedded._requant import requantize
 
 GGML_F32 = 0
 ALIGN = 32

@@ -16,8 +16,14 @@ import httpx
 import pytest
 
 from openprogram.exceptions import ConfigurationError, LLMError
-from openprogram.providers.local import _server
-from openprogram.providers.local._server import ServerOptions, Supervisor, chat_template
+from openprogram.providers.local import LOCAL_MODEL, PROFILES
+from openprogram.providers.local._embedded import (
+    ServerOptions,
+    Supervisor,
+    _child,
+    _server,
+    _threads,
+)
 
 from . import _fake_child
 
@@ -41,11 +47,11 @@ def _gone(pid: int, within_s: float = 10.0) -> bool:
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Supervisor]:
     """A supervisor whose child is the fake; stopped after the test."""
-    monkeypatch.setattr(_server, "_CHILD_CODE", _fake_child.CODE)
+    monkeypatch.setattr(_child, "CHILD_CODE", _fake_child.CODE)
     monkeypatch.setattr(_server, "ensure_weights", lambda spec: tmp_path / "model.gguf")
-    monkeypatch.setattr(_server, "_CHILD_ENV_NAMES", _server._CHILD_ENV_NAMES | _FAKE_ENV)
+    monkeypatch.setattr(_child, "_CHILD_ENV_NAMES", _child._CHILD_ENV_NAMES | _FAKE_ENV)
     monkeypatch.setenv("FAKE_CHILD_MODE", "ok")
-    supervisor = Supervisor(ServerOptions(start_timeout_s=60.0))
+    supervisor = Supervisor(PROFILES[LOCAL_MODEL], ServerOptions(start_timeout_s=60.0))
     yield supervisor
     supervisor.stop()
 
@@ -134,11 +140,11 @@ def test_a_crash_at_start_raises_with_the_server_log(
 def test_a_server_that_never_announces_itself_times_out(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(_server, "_CHILD_CODE", _fake_child.CODE)
+    monkeypatch.setattr(_child, "CHILD_CODE", _fake_child.CODE)
     monkeypatch.setattr(_server, "ensure_weights", lambda spec: tmp_path / "model.gguf")
-    monkeypatch.setattr(_server, "_CHILD_ENV_NAMES", _server._CHILD_ENV_NAMES | _FAKE_ENV)
+    monkeypatch.setattr(_child, "_CHILD_ENV_NAMES", _child._CHILD_ENV_NAMES | _FAKE_ENV)
     monkeypatch.setenv("FAKE_CHILD_MODE", "silent")
-    supervisor = Supervisor(ServerOptions(start_timeout_s=1.0))
+    supervisor = Supervisor(PROFILES[LOCAL_MODEL], ServerOptions(start_timeout_s=1.0))
     started = time.monotonic()
     with pytest.raises(LLMError, match="did not load the model in time"):
         supervisor.ensure()
@@ -150,10 +156,11 @@ _SCRIPT = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from openprogram.providers.local import _server
-    _server._CHILD_CODE = {code!r}
+    from openprogram.providers.local import PROFILES
+    from openprogram.providers.local._embedded import Supervisor, _child, _server
+    _child.CHILD_CODE = {code!r}
     _server.ensure_weights = lambda spec: Path("unused.gguf")
-    supervisor = _server.Supervisor()
+    supervisor = Supervisor(PROFILES["qwen2.5-coder-0.5b"])
     supervisor.ensure()
     print(supervisor.pid, flush=True)
     if sys.argv[1] == "hang":
@@ -216,11 +223,11 @@ class Stat:
 def stat(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Stat:
     """Four CPUs, no configured threads, and CPU times the test writes."""
     monkeypatch.delenv("OPENPROGRAM_LOCAL_THREADS", raising=False)
-    monkeypatch.setattr(_server.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
-    monkeypatch.setattr(_server.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(_threads.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    monkeypatch.setattr(_threads.os, "cpu_count", lambda: 4)
     fake = Stat(tmp_path / "stat")
-    monkeypatch.setattr(_server, "_PROC_STAT", fake.path)
-    monkeypatch.setattr(_server, "_wait", fake.wait)
+    monkeypatch.setattr(_threads, "_PROC_STAT", fake.path)
+    monkeypatch.setattr(_threads, "_wait", fake.wait)
     return fake
 
 
@@ -228,55 +235,55 @@ def test_threads_follow_how_busy_the_cpus_are_now(
     stat: Stat, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The load average says busy (the run before), the CPUs are idle now: all of them.
-    monkeypatch.setattr(_server.os, "getloadavg", lambda: (3.7, 3.0, 2.0))
+    monkeypatch.setattr(_threads.os, "getloadavg", lambda: (3.7, 3.0, 2.0))
     stat.busy(0, 400)
-    assert _server._default_threads() == 4
+    assert _threads.default_threads() == 4
     stat.busy(40, 360)  # 0.4 of a CPU busy: idle enough
-    assert _server._default_threads() == 4
+    assert _threads.default_threads() == 4
     stat.busy(100, 300)  # one busy: the three others
-    assert _server._default_threads() == 3
+    assert _threads.default_threads() == 3
     stat.busy(300, 100)  # three busy: the one left
-    assert _server._default_threads() == 1
+    assert _threads.default_threads() == 1
     stat.busy(400, 0)  # all busy: one thread still
-    assert _server._default_threads() == 1
+    assert _threads.default_threads() == 1
 
 
 def test_stolen_time_is_busy_and_waiting_for_io_is_idle(stat: Stat) -> None:
     # 100 ticks idle, 200 waiting for I/O, 100 stolen by the hypervisor: 1 of 4 CPUs busy
     stat.show("cpu  0 0 0 0 0 0 0 0 0 0", "cpu  0 0 0 100 200 0 0 100 0 0")
-    assert _server._busy_cpus(4) == pytest.approx(1.0)
+    assert _threads._busy_cpus(4) == pytest.approx(1.0)
 
 
 def test_without_cpu_times_the_load_average_decides(
     stat: Stat, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(_server, "_PROC_STAT", tmp_path / "no-such-file")
-    monkeypatch.setattr(_server.os, "getloadavg", lambda: (0.3, 0.2, 0.1))
-    assert _server._default_threads() == 4  # idle enough: all of them
-    monkeypatch.setattr(_server.os, "getloadavg", lambda: (2.0, 3.0, 2.0))
-    assert _server._default_threads() == 2  # two busy: the two others
-    monkeypatch.setattr(_server.os, "sched_getaffinity", lambda pid: set(range(64)))
-    monkeypatch.setattr(_server.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
-    assert _server._default_threads() == 8  # more do not help a 0.5B model
+    monkeypatch.setattr(_threads, "_PROC_STAT", tmp_path / "no-such-file")
+    monkeypatch.setattr(_threads.os, "getloadavg", lambda: (0.3, 0.2, 0.1))
+    assert _threads.default_threads() == 4  # idle enough: all of them
+    monkeypatch.setattr(_threads.os, "getloadavg", lambda: (2.0, 3.0, 2.0))
+    assert _threads.default_threads() == 2  # two busy: the two others
+    monkeypatch.setattr(_threads.os, "sched_getaffinity", lambda pid: set(range(64)))
+    monkeypatch.setattr(_threads.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert _threads.default_threads() == 8  # more do not help a 0.5B model
 
     def no_load() -> tuple[float, float, float]:
         raise OSError("no load average here")
 
-    monkeypatch.setattr(_server.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
-    monkeypatch.setattr(_server.os, "getloadavg", no_load)
-    assert _server._default_threads() == 1  # unknown load: the busy side
+    monkeypatch.setattr(_threads.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    monkeypatch.setattr(_threads.os, "getloadavg", no_load)
+    assert _threads.default_threads() == 1  # unknown load: the busy side
 
 
 def test_the_environment_sets_the_threads(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENPROGRAM_LOCAL_THREADS", "3")
-    assert _server._default_threads() == 3
+    assert _threads.default_threads() == 3
     monkeypatch.setenv("OPENPROGRAM_LOCAL_THREADS", "many")
     with pytest.raises(ConfigurationError, match="OPENPROGRAM_LOCAL_THREADS"):
-        _server._default_threads()
+        _threads.default_threads()
 
 
 def test_the_shipped_template_is_package_data() -> None:
-    template = chat_template()
+    template = PROFILES[LOCAL_MODEL].chat_template()
     assert "<|im_start|>" in template
     assert '{"name": "' in template
     assert "Function results:" in template

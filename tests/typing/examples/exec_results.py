@@ -56,9 +56,10 @@ reveal_type(runtime.exec("Bound", response_format=Annotated[int, Field(ge=0)])) 
 reveal_type(runtime.exec("Maybe", response_format=Optional[int]))  # R: Any  # noqa: UP045
 reveal_type(runtime.exec("Either", response_format=Invoice | Refund))  # R: Any | exec_results.Invoice  # fmt: skip
 either: Invoice | Refund = runtime.exec("Either", response_format=Invoice | Refund)
-runtime.exec("Read it", response_format="Invoice")  # E: call-overload
-runtime.exec("Say hello", max_iterations="many")  # E: call-overload
-runtime.exec("Say hello", max_iteration=3)  # E: call-overload
+# A bad keyword or value is one error naming it (bad_keywords.py has more).
+runtime.exec("Read it", response_format="Invoice")  # E: arg-type
+runtime.exec("Say hello", max_iterations="many")  # E: arg-type
+runtime.exec("Say hello", max_iteration=3)  # E: arg-type
 wrong: int = runtime.exec("Say hello")  # E: assignment
 
 

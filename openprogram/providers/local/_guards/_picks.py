@@ -3,12 +3,10 @@
 With ``exec(choices=...)`` the final reply must be a pick, ``{"call": name,
 "args": {...}}`` (``ProviderRequest.answer_schema`` holds its schema). This
 small model picks far better when the options look like what it was trained
-on: measured on the ticket router, written as a menu in the prompt it replied
-to a double charge with ``reply`` whatever the wording, while listed as
-functions beside ``lookup_order`` it called ``refund`` after the look-up. So
-each option becomes a function in the prompt and the grammar; a reply that
-calls one (and no real tool) becomes the pick's text, which the decision
-layer reads as usual.
+on (functions) than when they are a menu in the prompt. So each option
+becomes a function in the prompt and the grammar; a reply that calls one
+(and no real tool) becomes the pick's text, which the decision layer reads
+as usual.
 """
 
 from __future__ import annotations

@@ -24,10 +24,10 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["ANSWER_GRAMMAR", "answer_grammar", "calls_grammar"]
+__all__ = ["ANSWER_GRAMMAR", "MAX_CALLS", "answer_grammar", "calls_grammar"]
 
-_MAX_CALLS = 8
-"""Most calls in one reply: a greedy small model can repeat one call without end."""
+MAX_CALLS = 8
+"""Most calls in one reply, unless the caller says otherwise (``calls_grammar(max_calls=)``)."""
 
 _BASE = r"""
 ws ::= [ \t\n]{0,8}
@@ -140,7 +140,11 @@ def answer_grammar(schema: Mapping[str, Any]) -> str:
 
 
 def calls_grammar(
-    tools: Sequence[Mapping[str, Any]], *, text: bool, answer: Mapping[str, Any] | None = None
+    tools: Sequence[Mapping[str, Any]],
+    *,
+    text: bool,
+    answer: Mapping[str, Any] | None = None,
+    max_calls: int = MAX_CALLS,
 ) -> str:
     """The GBNF grammar for a reply: calls of ``tools``, or (if ``text``) an answer.
 
@@ -148,6 +152,7 @@ def calls_grammar(
         tools: Chat Completions function objects (``name``, ``parameters``).
         text: Whether an answer is allowed (``tool_choice="auto"``).
         answer: JSON Schema the answer must follow (a decision's pick); ``None``: plain text.
+        max_calls: The most calls one reply may hold (a greedy model can repeat a call).
     """
     builder = _Builder({})
     alternatives = []
@@ -158,8 +163,8 @@ def calls_grammar(
         head = f'"{{" ws "\\"name\\"" ws ":" ws {_literal(tool["name"])} ws "," ws'
         alternatives.append(f'{head} "\\"arguments\\"" ws ":" ws {args} ws "}}"')
     call = builder.rule(" | ".join(f"({a})" for a in alternatives))
-    listed = f'"[" ws {call} ws ("," ws {call} ws){{0,{_MAX_CALLS - 1}}} "]"'
-    lines = f'{call} ("\\n" {call}){{0,{_MAX_CALLS - 1}}}'
+    listed = f'"[" ws {call} ws ("," ws {call} ws){{0,{max_calls - 1}}} "]"'
+    lines = f'{call} ("\\n" {call}){{0,{max_calls - 1}}}'
     calls = builder.rule(f"{listed} | {lines}")
     fenced = f'"```" "json"? "\\n" {calls} "\\n```"'
     if not text:

@@ -1,42 +1,48 @@
 """Chat Completions to the local llama.cpp server, with the fields only llama.cpp knows.
 
-- The tools go to the chat template as the ``functions`` template argument
-  (``chat_template_kwargs``), not as ``tools``: with ``tools`` llama.cpp parses
-  calls itself and fails the request (HTTP 500) on a reply it cannot parse,
-  and it refuses a grammar of ours. The provider parses calls (``_calls``).
-- ``grammar`` constrains the reply to a plain answer or calls of offered tools
-  (``_grammar``); text only when no tool may be called.
-- Once a tool result is in, the reply stops where the model starts copying the
-  template's request for an answer (``ECHO_STOPS``): copying a long result, the
-  0.5B ran on into "Use these results to write a complete answer …".
-- ``cache_prompt`` keeps the server's KV cache of the prompt for the next turn,
-  and llama.cpp's ``timings.cache_n`` (prompt tokens it did not recompute)
-  becomes ``Usage.cached_tokens``.
-- An answer-only request (a re-ask, or a reply the call-share probe steered)
-  drops the function list from the front of the prompt, so nothing after it
-  matched the cache; ``n_cache_reuse`` lets llama.cpp move the conversation's
-  cached tokens into place instead of computing them again (``REUSE_CHUNK``).
+``LocalWire`` is ``OpenAIProvider`` with the body built by the pipeline's
+steps (``_pipeline.BODY_STEPS``): the tools go to the chat template as its
+``functions`` argument (``chat_template_kwargs``), never as ``tools`` (with
+``tools`` llama.cpp parses calls itself and fails the request, HTTP 500, on a
+reply it cannot parse, and refuses a grammar of ours), and the provider reads
+the calls. It also reads llama.cpp's ``timings`` (``cache_n``, prompt tokens it
+did not recompute, becomes ``Usage.cached_tokens``; per-token figures feed the
+``Meter`` of a reply stopped early) and sends the side requests (the
+call-share probe, a prompt measure) beside a reply's own.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+import logging
+from collections.abc import AsyncGenerator, Mapping
+from dataclasses import replace
 from typing import Any, Unpack
 
 import httpx
 
 from openprogram.events import SideRequest
 from openprogram.exceptions import LLMError, UserError
-from openprogram.messages import AssistantMessage, ToolResultMessage, Usage
+from openprogram.messages import AssistantMessage, Usage
 from openprogram.providers._http_provider import HttpOptions, StreamParser
 from openprogram.providers._sse import SSEEvent
-from openprogram.providers.base import ProviderEvent, ProviderRequest, RequestSent, TextDelta
-from openprogram.providers.local._grammar import ANSWER_GRAMMAR, answer_grammar, calls_grammar
-from openprogram.providers.local._meter import Meter
-from openprogram.providers.local._odds import call_share, probe_body
-from openprogram.providers.local._picks import Pick, pick_functions, picks_of
+from openprogram.providers.base import (
+    ProviderEvent,
+    ProviderRequest,
+    RequestSent,
+    RetryScheduled,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+)
+from openprogram.providers.local._guards import Meter, call_share, pick_functions, probe_body
+from openprogram.providers.local._pipeline import (
+    BodyContext,
+    LocalRequest,
+    as_local,
+    body_fields,
+    shown_tools,
+)
 from openprogram.providers.openai import (
     ChatStream,
     OpenAIProvider,
@@ -45,52 +51,20 @@ from openprogram.providers.openai import (
 )
 
 __all__ = [
-    "ECHO_STOPS",
     "INVALID_OUTPUT",
-    "REUSE_CHUNK",
-    "LocalRequest",
+    "Attempts",
     "LocalWire",
     "SideCall",
     "extra_stops",
-    "request_picks",
-    "shown_tools",
+    "measured",
+    "prompt_measure",
+    "served_model",
 ]
+
+_log = logging.getLogger("openprogram.providers.local")
 
 INVALID_OUTPUT = "produced output that does not match the expected"
 """llama.cpp: "The model produced output that does not match the expected <parser> format"."""
-
-
-REUSE_CHUNK = 64
-"""``n_cache_reuse`` of an answer-only request: the fewest tokens in a row, the same as
-in the server's cache at another position, that llama.cpp shifts into place instead of
-computing. Sent when the cache should hold the same conversation, asked with the function
-list just before (the tokens moved were computed with that list in view). With several
-execs on one server at once, the cache may hold another conversation instead: runs this
-long (a whole message, not a shared sentence of the template) keep its text from being
-moved in by chance. On the `local_llm` suite's 14 re-asks it saved 1,204 of the 1,396
-prompt tokens that 16 saved (1,911 computed without it), and the README tour's two
-re-asks computed 23 and 25 tokens instead of 119 and 282, as at 16."""
-
-
-_DRY_MULTIPLIER = 0.8
-"""llama.cpp's DRY sampler against verbatim loops: greedy decoding of this small model
-otherwise repeats one line of a long answer without end (quotes break its sequences,
-so repeated call JSON is not penalised)."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LocalRequest(ProviderRequest):
-    """A request with the provider's own adjustments for one attempt."""
-
-    min_max_tokens: int | None = None
-    """Raise the output limit to at least this many tokens (a re-ask of a cut reply)."""
-    answer_only: bool = False
-    """Ask for a plain answer: the function list is left out of the prompt."""
-    picks: tuple[Pick, ...] = ()
-    """The decision options shown as functions (``request_picks``), worked out once per
-    request by ``local_request``: the body lists them and the reply is read against them."""
-    meter: Meter | None = field(default=None, compare=False, repr=False)
-    """Where the stream parser notes what the reply has cost so far (``_meter``)."""
 
 
 class SideCall:
@@ -118,16 +92,8 @@ class SideCall:
         return RequestSent(attempt=1, prompt_size_bytes=len(self.data), side_request=self.purpose)
 
 
-ECHO_STOPS = (
-    "If my request needs another function call, reply with the call",
-    "Use these results to write a complete answer to my request:",
-)
-"""The sentences ``chat_template.jinja`` ends a tool-result turn with: a reply that starts
-writing one out is copying the prompt, and the server stops it there (``stop``)."""
-
-
 def extra_stops(extra_body: Mapping[str, Any]) -> list[str]:
-    """The stop strings of the user's own in ``extra_body`` (sent beside ``ECHO_STOPS``).
+    """The stop strings of the user's own in ``extra_body`` (sent beside the echo stops).
 
     Raises:
         UserError: ``stop`` is neither a string nor a list of strings.
@@ -144,26 +110,6 @@ def extra_stops(extra_body: Mapping[str, Any]) -> list[str]:
     )
 
 
-def shown_tools(request: ProviderRequest) -> tuple[Any, ...]:
-    """The tool specs the model sees for ``request`` (none when it is asked for an answer)."""
-    return () if _answer_only(request) else tuple(request.tools)
-
-
-def request_picks(request: ProviderRequest) -> tuple[Pick, ...]:
-    """The decision options shown as functions for ``request`` (``_picks``)."""
-    if request.response_format is not None or request.tool_choice != "auto":
-        return ()  # a forced call must be a real tool
-    if request.tools and not any(isinstance(m, ToolResultMessage) for m in request.messages):
-        # Work first: offered as functions on the first turn, the options let this model
-        # pick before it looked anything up (refund an order it never checked).
-        return ()
-    return picks_of(request.answer_schema, (str(spec.get("name")) for spec in request.tools))
-
-
-def _answer_only(request: ProviderRequest) -> bool:
-    return isinstance(request, LocalRequest) and request.answer_only
-
-
 class LocalWire(OpenAIProvider):
     """Chat Completions to the local server (see the module docstring)."""
 
@@ -171,7 +117,7 @@ class LocalWire(OpenAIProvider):
         super().__init__(api_key_env=None, **options)
         limit = self._extra_body.pop("max_tokens", None)  # _body sends it, raised for a re-ask
         self._max_tokens = limit if isinstance(limit, int) else None
-        # _body sends them, with ECHO_STOPS once a result is in (laid over, they would go)
+        # _body sends them, with the echo stops once a result is in (laid over, they would go)
         self._stops = extra_stops(self._extra_body)
         self._extra_body.pop("stop", None)
 
@@ -181,38 +127,16 @@ class LocalWire(OpenAIProvider):
         return self._max_tokens
 
     def _body(self, request: ProviderRequest, model: str, stream: bool) -> dict[str, Any]:
-        body = super()._body(replace(request, tools=()), model, stream)
-        body["cache_prompt"] = True
-        body["dry_multiplier"] = _DRY_MULTIPLIER
-        if stream:
-            body["timings_per_token"] = True  # the figures of a reply stopped early (_meter)
-        limit = body.get("max_tokens", self._max_tokens)
-        floor = request.min_max_tokens if isinstance(request, LocalRequest) else None
-        if floor is not None and isinstance(limit, int):
-            limit = max(limit, floor)  # the re-ask of a cut reply gets more room
-        if limit is not None:
-            body["max_tokens"] = limit
-        if any(isinstance(m, ToolResultMessage) for m in request.messages):
-            body["stop"] = [*ECHO_STOPS, *self._stops]
-        elif self._stops:
-            body["stop"] = list(self._stops)
-        answer = request.answer_schema if request.response_format is None else None
-        functions = [self._tool(spec)["function"] for spec in shown_tools(request)]
-        picks = request.picks if isinstance(request, LocalRequest) else request_picks(request)
-        functions += pick_functions(picks)
-        if functions:
-            body["chat_template_kwargs"] = {"functions": functions}
-            if request.response_format is None:
-                auto = request.tool_choice == "auto"
-                body["grammar"] = calls_grammar(functions, text=auto, answer=answer)
-        elif answer is not None:
-            body["grammar"] = answer_grammar(answer)  # a decision's pick, and nothing else
-        elif _answer_only(request) and request.response_format is None:
-            # Without the function list this model answers; with it, it keeps calling.
-            body["grammar"] = ANSWER_GRAMMAR
-        if _answer_only(request):
-            body["n_cache_reuse"] = REUSE_CHUNK  # extra_body, laid over the body, wins
-        return body
+        sent = request if isinstance(request, LocalRequest) else as_local(request, str(self.model))
+        body = super()._body(replace(sent, tools=()), model, stream)
+        functions = [self._tool(spec)["function"] for spec in shown_tools(sent)]
+        context = BodyContext(
+            stream=stream,
+            max_tokens=self._max_tokens,
+            stops=tuple(self._stops),
+            functions=(*functions, *pick_functions(sent.picks)),
+        )
+        return body_fields(body, sent, context)
 
     def share_probe(self, request: ProviderRequest) -> SideCall:
         """The call-share probe of ``request``: its body asked for one token with the top
@@ -342,3 +266,68 @@ def _usage_of(data: Any) -> Usage:
         return _with_cached(AssistantMessage((), usage=chat_usage(usage)), data).usage
     except (TypeError, ValueError):
         return Usage()  # counts that are not numbers: nothing is known
+
+
+_CONTENT = (TextDelta, ThinkingDelta, ToolCallDelta)
+
+
+class Attempts:
+    """Counts requests across the provider's own re-asks and notes delivered content."""
+
+    def __init__(self) -> None:
+        self.sent = 0
+        self.delivered = False
+        self.restart = False
+
+    async def run(
+        self, wire: LocalWire, request: ProviderRequest
+    ) -> AsyncGenerator[ProviderEvent, None]:
+        events = wire.stream(request)  # an async generator, though typed as an iterator
+        try:
+            async for event in events:
+                if isinstance(event, RequestSent):
+                    self.sent += 1
+                    yield RequestSent(attempt=self.sent, prompt_size_bytes=event.prompt_size_bytes)
+                elif isinstance(event, RetryScheduled):
+                    yield RetryScheduled(
+                        attempt=self.sent, delay_s=event.delay_s, error=event.error
+                    )
+                else:
+                    self.delivered = self.delivered or isinstance(event, _CONTENT)
+                    yield event
+        finally:
+            close = getattr(events, "aclose", None)
+            if close is not None:  # end the wire's stream (and its HTTP response) promptly
+                await close()
+
+
+def prompt_measure(sent: LocalRequest, wire: LocalWire) -> SideCall | None:
+    """The request measuring the prompt of a reply stopped early with no figures, if one was."""
+    meter = sent.meter
+    if meter is None or not meter.prompt_unknown:
+        return None
+    meter.prompt_unknown = False
+    return wire.prompt_measure(sent)
+
+
+async def measured(usage: Usage, measure: SideCall | None, wire: LocalWire) -> Usage:
+    """``usage``, plus the prompt ``measure`` measured (if there is one)."""
+    if measure is None:
+        return usage
+    prompt = await wire.prompt_usage(measure)
+    if prompt is None:
+        _log.warning(
+            "the local server sent no token counts for a reply stopped early, and measuring "
+            "its prompt failed: its prompt tokens are unknown and counted as 0"
+        )
+        return usage
+    return usage + prompt
+
+
+def served_model(base_url: str) -> str | None:
+    """The id of the model a llama.cpp server runs (``GET /v1/models``), if it says."""
+    try:
+        data = httpx.get(f"{base_url}/models", timeout=10.0).json()
+        return str(data["data"][0]["id"])
+    except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError):
+        return None  # any failure: the caller falls back to the embedded model's name

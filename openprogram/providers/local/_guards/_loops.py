@@ -1,19 +1,16 @@
 """Stop an answer that has fallen into a verbatim loop.
 
-Decoding greedily, the 0.5B model sometimes repeats one passage until the
-context is full: measured on the trip planner, "Paris: sunny, 21 C " 8,022
-tokens long, 13 minutes on one core, then the next request failed for lack
-of context. llama.cpp's DRY sampler did not stop it at a strength that keeps
-other answers intact, so the provider watches the streamed answer instead:
-when it ends in ``COPIES`` copies of one passage (numbers aside, so "1. X",
-"2. X" count as copies), the reply stops there, keeping the first copy.
+Decoding greedily, a small model sometimes repeats one passage until the
+context is full. llama.cpp's DRY sampler does not stop every such loop, so
+the provider watches the streamed answer: when it ends in ``COPIES`` copies
+of one passage (numbers aside, so "1. X", "2. X" count as copies), the reply
+stops there, keeping the first copy.
 
 A looping answer also repeats a long passage with other words between the
-copies: measured on the README tour, the 0.5B's plan had breakfast, lunch,
-dinner and an "optional" dinner at one restaurant, each item ending in the
-same 230 characters (392 tokens, and the outer answer copied all of them).
-When a passage of ``ECHO`` characters (numbers aside) comes a third time,
-outside a code block, the answer stops before the paragraph it started in.
+copies (each item of a list ending in the same sentences). When a passage of
+``ECHO`` characters (numbers aside) comes the ``ECHOES``-th time, outside a
+code block, the answer stops before the paragraph it started in.
+(``bench/local-model/NOTES.md`` has the loops that chose these values.)
 """
 
 from __future__ import annotations

@@ -1,20 +1,17 @@
 """How likely the local model is to call a function now: one token, read before the reply.
 
-On the BFCL questions the 0.5B model called an unrelated function for about
-half of the requests no offered function can serve. Its first token says how
-sure it is: asked for one token with its probabilities (no grammar), the
-share of call openers (``[``, a code fence, ``{``) was, over 20 questions per
-category, 0.00-0.78 (median 0.17) where no function fits, 0.54-0.92 (median
-0.82) on single-function questions and 0.42-0.93 (median 0.80) on
-pick-one-of-several. So below a threshold (``LocalProvider(call_threshold=)``)
-the provider asks for a plain answer instead (the function list left out).
-It is off by default: the README tour's request ("Help me plan a trip to
-Paris." with ``plan_trip``) scored 0.55, inside the irrelevant range, so
-0.6 answered it without planning. The probe costs one generated token: its
-prompt is the reply's prompt, which llama.cpp then finds in its cache. It is a
-real model call, so its tokens are added to the reply's usage; it is sent with
-the provider's read timeout and within the exec's deadline, like the reply
-(``LocalWire.call_share``).
+A small model often calls an unrelated function when none of the offered
+ones can serve the request. Its first token says how sure it is: asked for
+one token with its probabilities (no grammar), the share of call openers
+(``[``, a code fence, ``{``) is low where no function fits. Below a threshold
+(``LocalProvider(call_threshold=)``) the provider asks for a plain answer
+instead (the function list left out). Off by default: vague requests that
+do need a call can score as low as irrelevant ones
+(``bench/local-model/NOTES.md`` has the shares measured). The probe costs
+one generated token: its prompt is the reply's, which llama.cpp then finds
+in its cache. It is a real model call, so its tokens are added to the
+reply's usage; it is sent with the provider's read timeout and within the
+exec's deadline, like the reply (``LocalWire.call_share``).
 """
 
 from __future__ import annotations
@@ -25,9 +22,10 @@ from typing import Any
 __all__ = ["CALL_THRESHOLD", "call_share", "probe_body"]
 
 CALL_THRESHOLD = 0.6
-"""The threshold measured on BFCL (irrelevance 13/20 -> 16/20); the option's suggested value."""
+"""A threshold for specific requests, the value the docs suggest for ``call_threshold``."""
 
 _TOP = 20
+"""Candidates asked for: enough that the call openers among them carry their mass."""
 _OPENERS = ("[", "`", "{")
 
 

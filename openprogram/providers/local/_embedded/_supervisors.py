@@ -1,24 +1,61 @@
 """The embedded servers of this process, one per model: is a model installed, start, stop.
 
-Re-exported by ``openprogram.providers.local``; every function defaults to the
-default model (``LOCAL_MODEL``) and takes another embedded model's id.
+Every function takes an embedded model's id (default ``LOCAL_MODEL``) and
+finds what it needs in that model's profile.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import threading
 
 from openprogram.exceptions import ConfigurationError
-from openprogram.providers.local._server import started_supervisors, supervisor_for
-from openprogram.providers.local._weights import (
-    LOCAL_MODEL,
+from openprogram.providers.local._embedded._server import Supervisor
+from openprogram.providers.local._embedded._weights import (
     install_hint,
     missing_packages,
     verified_copy,
-    weights_for,
 )
+from openprogram.providers.local._profile import LOCAL_MODEL, profile_for, weights_for
 
-__all__ = ["ensure_server", "local_available", "stop_server"]
+__all__ = [
+    "default_supervisor",
+    "ensure_server",
+    "local_available",
+    "missing",
+    "started_supervisors",
+    "stop_server",
+    "supervisor_for",
+]
+
+_supervisors: dict[str, Supervisor] = {}
+_supervisors_lock = threading.Lock()
+
+
+def supervisor_for(model: str = LOCAL_MODEL) -> Supervisor:
+    """The process-wide supervisor of embedded model ``model`` (created on first call).
+
+    Providers of the same model share its server; each model has its own.
+
+    Raises:
+        ConfigurationError: ``model`` is not an embedded model's id.
+    """
+    with _supervisors_lock:
+        found = _supervisors.get(model)
+        if found is None:
+            found = _supervisors[model] = Supervisor(profile_for(model))
+        return found
+
+
+def started_supervisors() -> list[Supervisor]:
+    """The supervisors ``supervisor_for`` has made in this process, in creation order."""
+    with _supervisors_lock:
+        return list(_supervisors.values())
+
+
+def default_supervisor() -> Supervisor:
+    """The process-wide supervisor of the default model (created on first call, not at import)."""
+    return supervisor_for(LOCAL_MODEL)
 
 
 def missing(model: str = LOCAL_MODEL) -> list[str]:
@@ -61,10 +98,9 @@ def ensure_server(model: str = LOCAL_MODEL) -> str:
     """Start the embedded server of ``model`` if it is not running; return its base URL.
 
     The first call in a process joins and verifies the weights if the cache
-    has no verified copy (2-3 s for the default model), then starts the
-    server process and loads the model (3-8 s measured on a busy 2-core
-    machine for the default model). Later calls return at once. Each model
-    has its own server. Blocking: from async code use
+    has no verified copy, then starts the server process and loads the model
+    (seconds, see ``docs/local-model.md``). Later calls return at once. Each
+    model has its own server. Blocking: from async code use
     ``await asyncio.to_thread(ensure_server)``.
 
     Args:
@@ -81,10 +117,10 @@ def ensure_server(model: str = LOCAL_MODEL) -> str:
     """
     absent = missing(model)
     if absent:
-        extra = weights_for(model).extra
+        spec = weights_for(model)
         raise ConfigurationError(
-            f"the local model {model} needs the '{extra}' extra (missing: {', '.join(absent)}): "
-            f"{install_hint(weights_for(model))}"
+            f"the local model {model} needs the '{spec.extra}' extra (missing: "
+            f"{', '.join(absent)}): {install_hint(spec)}"
         )
     return supervisor_for(model).ensure()
 

@@ -1,6 +1,6 @@
 """``from_json_schema``: a Hypothesis strategy of valid JSON values for a JSON Schema.
 
-The same walker as ``example_value`` (``_json_values``), with every choice
+The same walker as ``example_value`` (``testing/_json_values.py``), with every choice
 made by a Hypothesis draw, so failing examples shrink toward the simplest
 value (first branch, fewest items, smallest numbers).
 """

@@ -12,8 +12,8 @@ byte. The opt-in model ``"qwen2.5-coder-0.5b-q4_0"`` is served from that copy.
 
 Q5_0 stores 32 values as one fp16 scale ``d`` and 5-bit integers ``q`` in
 -16..15 (``x = d * q``); Q4_0 as one fp16 scale and 4-bit integers in -8..7.
-The copy has half the levels of the original, so the model's replies change;
-docs/local-model.md has the accuracy and speed measured on it.
+The copy has half the levels of the original, so the model's replies change
+(``bench/local-model/NOTES.md`` has the accuracy and speed measured on it).
 
 Only numpy is needed (the ``local`` extra installs it). The result depends on
 nothing but the input bytes, so its size and SHA-256 can be pinned.
@@ -25,99 +25,33 @@ import os
 import struct
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
+
+from openprogram.providers.local._embedded._gguf import (
+    GGML_Q4_0,
+    GGML_Q5_0,
+    GGUFError,
+    Layout,
+    TensorInfo,
+    align,
+    read_layout,
+)
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-__all__ = ["GGUFError", "TensorInfo", "read_layout", "requantize"]
+__all__ = ["requantize"]
 
-GGML_Q4_0 = 2
-GGML_Q5_0 = 6
 _Q5_0_BLOCK = 22  # fp16 scale, 32 high bits, 16 bytes of low nibbles
 _Q4_0_BLOCK = 18  # fp16 scale, 16 bytes of nibbles
 _VALUES_PER_BLOCK = 32
 _KEEP = ("token_embd",)  # looked up, not multiplied: no speed to gain, some accuracy to lose
 _GRID_STEPS = (0, *range(-10, 0), *range(1, 11))  # tenths of a level off -8; 0 first
 _ROWS_PER_STEP = 1 << 13
-_WORKERS = max(
-    1, min(4, os.cpu_count() or 1)
-)  # blocks converted at a time (bounded memory for any tensor size)
-
-# Byte sizes of GGUF's fixed-size value types; 8 = string, 9 = array.
-_SCALAR_SIZES = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
-_STRING, _ARRAY, _UINT32 = 8, 9, 4
-
-
-class GGUFError(ValueError):
-    """The file is not a GGUF file this reader understands (the message says where)."""
-
-
-@dataclass(frozen=True, slots=True)
-class TensorInfo:
-    """One tensor's entry in a GGUF file's header."""
-
-    name: str
-    dims: tuple[int, ...]
-    """Its shape, innermost (row length) first, as GGUF stores it."""
-    kind: int
-    """The ggml type number (``2`` Q4_0, ``6`` Q5_0, ...)."""
-    offset: int
-    """Where its data starts, from the start of the data section."""
-
-
-@dataclass(frozen=True, slots=True)
-class Layout:
-    """Where the parts of a GGUF file are."""
-
-    version: int
-    alignment: int
-    metadata: tuple[int, int]
-    """Start and end of the key-value section, whose bytes are copied unchanged."""
-    count: int
-    """How many key-value pairs it holds."""
-    tensors: tuple[TensorInfo, ...]
-    data_start: int
-    """Where the data section starts in the file."""
-
-
-def read_layout(data: bytes | memoryview) -> Layout:
-    """The header of the GGUF file ``data`` (version 2 or 3).
-
-    Raises:
-        GGUFError: ``data`` is not such a file, or its header is cut short.
-    """
-    view = memoryview(data)
-    try:
-        magic, version, n_tensors, n_kv = struct.unpack_from("<4sIQQ", view, 0)
-        if magic != b"GGUF" or version not in (2, 3):
-            raise GGUFError(f"not a GGUF v2/v3 file (magic {bytes(magic)!r}, version {version})")
-        pos = start = 24
-        alignment = 32
-        for _ in range(n_kv):
-            key, pos = _string(view, pos)
-            (kind,) = struct.unpack_from("<I", view, pos)
-            pos += 4
-            if key == "general.alignment" and kind == _UINT32:
-                (alignment,) = struct.unpack_from("<I", view, pos)
-            pos = _skip_value(view, pos, kind)
-        end = pos
-        tensors = []
-        for _ in range(n_tensors):
-            name, pos = _string(view, pos)
-            (n_dims,) = struct.unpack_from("<I", view, pos)
-            dims = struct.unpack_from(f"<{n_dims}Q", view, pos + 4)
-            kind, offset = struct.unpack_from("<IQ", view, pos + 4 + 8 * n_dims)
-            pos += 4 + 8 * n_dims + 12
-            tensors.append(TensorInfo(name, tuple(dims), kind, offset))
-    except struct.error as exc:
-        raise GGUFError(f"the GGUF header is cut short ({exc})") from exc
-    if alignment <= 0:
-        raise GGUFError(f"general.alignment is {alignment}")
-    return Layout(version, alignment, (start, end), n_kv, tuple(tensors), _align(pos, alignment))
+_WORKERS = max(1, min(4, os.cpu_count() or 1))
+"""Slices of blocks converted at a time (bounded memory for any tensor size)."""
 
 
 def requantize(source: Path, target: Path) -> int:
@@ -134,6 +68,8 @@ def requantize(source: Path, target: Path) -> int:
     import numpy as np  # noqa: PLC0415 -- the local extra's, loaded only here
 
     with source.open("rb") as handle:
+        if os.fstat(handle.fileno()).st_size == 0:
+            raise GGUFError(f"{source} is empty, not a GGUF file")
         mapped = np.memmap(handle, dtype=np.uint8, mode="r")
         layout = read_layout(mapped.data)
         sizes = _data_sizes(layout, len(mapped))
@@ -152,7 +88,7 @@ def requantize(source: Path, target: Path) -> int:
                 else:
                     for piece in _q5_0_as_q4_0(mapped, begin, size // _Q4_0_BLOCK):
                         out.write(piece)
-                out.write(b"\0" * (_align(size, layout.alignment) - size))
+                out.write(b"\0" * (align(size, layout.alignment) - size))
             out.flush()
             os.fsync(out.fileno())
         del mapped
@@ -255,9 +191,9 @@ def _write_header(
         out.write(struct.pack("<Q", len(name)) + name)
         out.write(struct.pack(f"<I{len(info.dims)}Q", len(info.dims), *info.dims))
         out.write(struct.pack("<IQ", kind, offset))
-        offset += _align(size, layout.alignment)
+        offset += align(size, layout.alignment)
     here = out.tell()
-    out.write(b"\0" * (_align(here, layout.alignment) - here))
+    out.write(b"\0" * (align(here, layout.alignment) - here))
 
 
 def _blocks(info: TensorInfo) -> int:
@@ -272,6 +208,8 @@ def _blocks(info: TensorInfo) -> int:
 def _data_sizes(layout: Layout, file_size: int) -> dict[int, int]:
     """Each tensor's data size (to the next tensor, or the file's end), by offset."""
     offsets = sorted({info.offset for info in layout.tensors})
+    if not offsets:
+        return {}
     ends = [*offsets[1:], file_size - layout.data_start]
     sizes = {offset: end - offset for offset, end in zip(offsets, ends, strict=True)}
     if any(size < 0 for size in sizes.values()):
@@ -280,34 +218,3 @@ def _data_sizes(layout: Layout, file_size: int) -> dict[int, int]:
         if info.kind == GGML_Q5_0 and sizes[info.offset] < _blocks(info) * _Q5_0_BLOCK:
             raise GGUFError(f"tensor {info.name}: its data is cut short")
     return sizes
-
-
-def _align(position: int, alignment: int) -> int:
-    return -(-position // alignment) * alignment
-
-
-def _string(view: memoryview, pos: int) -> tuple[str, int]:
-    (length,) = struct.unpack_from("<Q", view, pos)
-    end = pos + 8 + length
-    if end > len(view):
-        raise GGUFError(f"a string at byte {pos} runs past the end of the header")
-    return bytes(view[pos + 8 : end]).decode("utf-8"), end
-
-
-def _skip_value(view: memoryview, pos: int, kind: int) -> int:
-    size = _SCALAR_SIZES.get(kind)
-    if size is not None:
-        return pos + size
-    if kind == _STRING:
-        return _string(view, pos)[1]
-    if kind == _ARRAY:
-        item_kind, count = struct.unpack_from("<IQ", view, pos)
-        count = int(count)
-        pos += 12
-        item_size = _SCALAR_SIZES.get(item_kind)
-        if item_size is not None:
-            return pos + item_size * count
-        for _ in range(count):
-            pos = _skip_value(view, pos, item_kind)
-        return pos
-    raise GGUFError(f"unknown GGUF value type {kind} at byte {pos}")

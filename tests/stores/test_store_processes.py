@@ -1,4 +1,8 @@
-"""``SQLiteStore`` shared by real processes: continuing, taking turns, surviving ``kill -9``."""
+"""Stores shared by real processes: continuing, taking turns, surviving ``kill -9``.
+
+Each test runs on every kind of shared store (``store_factory``): ``SQLiteStore``,
+``DBOSStore`` on SQLite and on PostgreSQL.
+"""
 
 from __future__ import annotations
 
@@ -15,8 +19,9 @@ import pytest
 from openprogram import Runtime
 from openprogram.messages import AssistantMessage, UserMessage, load_messages
 from openprogram.providers.base import ProviderRequest
-from openprogram.stores import SQLiteStore
 from openprogram.testing import FunctionProvider
+
+from .conftest import StoreFactory
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -50,8 +55,10 @@ def echo(request: ProviderRequest) -> str:
     return f"re: {last.text}"
 
 
-def test_a_second_process_continues_the_conversation_of_the_first(tmp_path: Path) -> None:
-    path = str(tmp_path / "chats.sqlite")
+def test_a_second_process_continues_the_conversation_of_the_first(
+    store_factory: StoreFactory,
+) -> None:
+    path = store_factory.place
     code, _ = finish(chat_process(path, "c1", "send", "I am Ann.", "I live in Rome."))
     assert code == 0
     code, out = finish(chat_process(path, "c1", "send", "Where do I live?"))
@@ -66,16 +73,15 @@ def test_a_second_process_continues_the_conversation_of_the_first(tmp_path: Path
     ]
 
 
-def test_processes_sending_at_once_take_turns(tmp_path: Path) -> None:
-    path = str(tmp_path / "chats.sqlite")
+def test_processes_sending_at_once_take_turns(store_factory: StoreFactory) -> None:
     texts = {n: [f"p{n}:{t}" for t in range(10)] for n in range(3)}
-    processes = [chat_process(path, "busy", "send", *texts[n]) for n in range(3)]
-    with SQLiteStore(path) as store:  # this process sends too, from two threads' loops
-        chat = Runtime(FunctionProvider(echo), store=store).conversation("busy")
-        for turn in range(10):
-            chat.send(f"here:{turn}")
-        assert [finish(p)[0] for p in processes] == [0, 0, 0]
-        stored = chat.messages
+    store = store_factory()  # the schema exists before the processes open the store
+    processes = [chat_process(store_factory.place, "busy", "send", *texts[n]) for n in range(3)]
+    chat = Runtime(FunctionProvider(echo), store=store).conversation("busy")
+    for turn in range(10):  # this process sends too
+        chat.send(f"here:{turn}")
+    assert [finish(p)[0] for p in processes] == [0, 0, 0]
+    stored = chat.messages
     assert len(stored) == 80
     for user, reply in zip(stored[::2], stored[1::2], strict=True):
         assert isinstance(user, UserMessage)
@@ -85,40 +91,40 @@ def test_processes_sending_at_once_take_turns(tmp_path: Path) -> None:
         assert [m.text for m in stored[::2] if m.text.startswith(f"p{n}:")] == texts[n]
 
 
-def test_a_holder_killed_with_kill_9_does_not_block_the_conversation(tmp_path: Path) -> None:
-    path = str(tmp_path / "chats.sqlite")
+def test_a_holder_killed_with_kill_9_does_not_block_the_conversation(
+    store_factory: StoreFactory, tmp_path: Path
+) -> None:
     marker, release = tmp_path / "holding", tmp_path / "release"
     # a lease that would outlast the test: only noticing the dead holder lets it go on
-    holder = chat_process(path, "c1", "hold", str(marker), str(release), "3600")
+    holder = chat_process(store_factory.place, "c1", "hold", str(marker), str(release), "3600")
     wait_for(marker)
     holder.send_signal(signal.SIGKILL)
     assert finish(holder)[0] == -signal.SIGKILL
-    with SQLiteStore(path, lease_s=3600) as store:
-        chat = Runtime(FunctionProvider(echo), store=store).conversation("c1")
-        reply = asyncio.run(asyncio.wait_for(chat.asend("anyone?"), WAIT_S))
-        assert reply == "re: anyone?"
-        assert [m.text for m in chat.messages] == ["anyone?", "re: anyone?"]  # nothing half-saved
+    chat = Runtime(FunctionProvider(echo), store=store_factory(lease_s=3600)).conversation("c1")
+    reply = asyncio.run(asyncio.wait_for(chat.asend("anyone?"), WAIT_S))
+    assert reply == "re: anyone?"
+    assert [m.text for m in chat.messages] == ["anyone?", "re: anyone?"]  # nothing half-saved
 
 
 @pytest.mark.skipif(not hasattr(signal, "SIGSTOP"), reason="needs SIGSTOP/SIGCONT")
-def test_a_stalled_holder_loses_its_turn_when_the_lease_expires(tmp_path: Path) -> None:
-    path = str(tmp_path / "chats.sqlite")
+def test_a_stalled_holder_loses_its_turn_when_the_lease_expires(
+    store_factory: StoreFactory, tmp_path: Path
+) -> None:
     marker, release = tmp_path / "holding", tmp_path / "release"
-    holder = chat_process(path, "c1", "hold", str(marker), str(release), "1")
+    holder = chat_process(store_factory.place, "c1", "hold", str(marker), str(release), "1")
     wait_for(marker)
     holder.send_signal(signal.SIGSTOP)  # alive but frozen: it stops renewing its lease
     try:
-        with SQLiteStore(path) as store:
-            chat = Runtime(FunctionProvider(echo), store=store).conversation("c1")
-            reply = asyncio.run(asyncio.wait_for(chat.asend("anyone?"), WAIT_S))
-            assert reply == "re: anyone?"
-            release.touch()
-            holder.send_signal(signal.SIGCONT)
-            code, out = finish(holder)
-            # the holder's late reply is refused, never interleaved: none lost, none mixed
-            assert code == 3, out
-            assert "changed while a send ran" in out
-            assert [m.text for m in chat.messages] == ["anyone?", "re: anyone?"]
+        chat = Runtime(FunctionProvider(echo), store=store_factory()).conversation("c1")
+        reply = asyncio.run(asyncio.wait_for(chat.asend("anyone?"), WAIT_S))
+        assert reply == "re: anyone?"
+        release.touch()
+        holder.send_signal(signal.SIGCONT)
+        code, out = finish(holder)
+        # the holder's late reply is refused, never interleaved: none lost, none mixed
+        assert code == 3, out
+        assert "changed while a send ran" in out
+        assert [m.text for m in chat.messages] == ["anyone?", "re: anyone?"]
     finally:
         if holder.poll() is None:
             holder.send_signal(signal.SIGCONT)

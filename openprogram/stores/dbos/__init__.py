@@ -1,0 +1,16 @@
+"""Stores on DBOS Transact (the ``openprogram-ai[dbos]`` extra): SQLite or PostgreSQL.
+
+``DBOSStore(database_url)`` keeps state in the database DBOS uses:
+``"sqlite:///runs.sqlite"`` for development, ``"postgresql://…"`` when many
+worker processes on many machines share it. See ``docs/conversations.md``.
+
+Importing this package needs the extra (SQLAlchemy and psycopg come with it);
+without it the import raises an ``ImportError`` saying how to install it.
+``import openprogram.stores`` never imports this package.
+"""
+
+from __future__ import annotations
+
+from openprogram.stores.dbos._store import DBOSStore
+
+__all__ = ["DBOSStore"]

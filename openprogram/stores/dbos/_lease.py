@@ -1,0 +1,116 @@
+"""Leases in a ``DBOSStore``'s database: a named turn shared by processes on many hosts.
+
+The rules of ``SQLiteStore``'s leases (``openprogram.stores._lease``), spoken
+to SQLite or PostgreSQL: a row (name, owner token, pid, host, expiry). The row
+is free when absent, expired, or held by a process of this host that no
+longer exists (``kill -9``: the next holder need not wait for the expiry).
+Expiry is by the database's clock, so hosts whose clocks drift agree.
+
+Taking a lease is one conditional upsert that names the owner the taker saw
+(none, an expired one, a dead one): when two takers race for one row, the
+database lets one statement through and the other changes nothing, so both
+databases give the same answer without holding a lock between statements.
+While held, the lease is renewed every third of its length; a holder that
+stops renewing (killed on another host, or frozen) loses it when it expires.
+No transaction stays open while the lease is held.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+from collections.abc import AsyncIterator
+from functools import partial
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from openprogram.stores._lease import holder_is_gone
+from openprogram.stores.dbos._engine import StoreDatabase
+
+__all__ = ["Leases"]
+
+logger = logging.getLogger("openprogram.stores")
+
+_FIRST_WAIT_S = 0.005
+_LONGEST_WAIT_S = 0.25
+
+
+class Leases:
+    """Named leases in ``database``, each ``lease_s`` seconds long unless renewed."""
+
+    def __init__(self, database: StoreDatabase, lease_s: float) -> None:
+        self._database = database
+        self.lease_s = lease_s
+        self._host = socket.gethostname()
+        now = database.dialect.now
+        self._take_sql = sa.text(
+            "INSERT INTO openprogram_leases (name, owner, pid, host, expires_at) "
+            f"VALUES (:name, :owner, :pid, :host, {now} + :lease_s) "
+            "ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, pid = excluded.pid, "
+            "host = excluded.host, expires_at = excluded.expires_at "
+            "WHERE openprogram_leases.owner = :seen"
+        )
+        self._read_sql = sa.text(
+            f"SELECT owner, pid, host, expires_at - {now} "
+            "FROM openprogram_leases WHERE name = :name"
+        )
+        self._renew_sql = sa.text(
+            f"UPDATE openprogram_leases SET expires_at = {now} + :lease_s "
+            "WHERE name = :name AND owner = :owner"
+        )
+
+    @contextlib.asynccontextmanager
+    async def hold(self, name: str) -> AsyncIterator[None]:
+        """Take the lease ``name`` (waiting for it), renew it while the block runs, free it."""
+        owner = os.urandom(12).hex()
+        take = partial(self._take, name=name, owner=owner)
+        wait = _FIRST_WAIT_S
+        while (left := await self._database.run(take)) > 0:
+            await asyncio.sleep(min(wait, left))
+            wait = min(wait * 2, _LONGEST_WAIT_S)
+        renewing = asyncio.ensure_future(self._renew_every_third(name, owner))
+        try:
+            yield
+        finally:
+            renewing.cancel()
+            # A worker thread finishes the delete even if this task is cancelled meanwhile.
+            await asyncio.shield(self._database.run(partial(_free, name=name, owner=owner)))
+
+    def _take(self, db: Connection, *, name: str, owner: str) -> float:
+        """One attempt: 0 when taken, else the seconds to wait before the next."""
+        row = db.execute(self._read_sql, {"name": name}).first()
+        seen = ""
+        if row is not None:
+            held_by, pid, host, left = row
+            if left > 0 and not holder_is_gone(pid, host, self._host):
+                return float(left)
+            seen = held_by
+        values = {"name": name, "owner": owner, "pid": os.getpid(), "host": self._host}
+        taken = db.execute(self._take_sql, {**values, "lease_s": self.lease_s, "seen": seen})
+        return 0.0 if taken.rowcount == 1 else _FIRST_WAIT_S  # lost a race: look again
+
+    async def _renew_every_third(self, name: str, owner: str) -> None:
+        renew = partial(_renew, sql=self._renew_sql, name=name, owner=owner, lease_s=self.lease_s)
+        while True:
+            await asyncio.sleep(self.lease_s / 3)
+            try:
+                await self._database.run(renew)
+            except sa.exc.SQLAlchemyError as exc:
+                # The database is out of reach for now: the lease may lapse, and a late
+                # append then fails loudly (the stored length no longer matches).
+                logger.warning("could not renew the lease %r: %s", name, exc)
+
+
+def _renew(db: Connection, *, sql: sa.TextClause, name: str, owner: str, lease_s: float) -> None:
+    db.execute(sql, {"name": name, "owner": owner, "lease_s": lease_s})
+
+
+def _free(db: Connection, *, name: str, owner: str) -> None:
+    db.execute(
+        sa.text("DELETE FROM openprogram_leases WHERE name = :name AND owner = :owner"),
+        {"name": name, "owner": owner},
+    )
