@@ -34,7 +34,7 @@ runs: RunStore = store
 runtime = Runtime("openai:gpt-4o-mini", store=store, approval=approval)
 reveal_type(runtime.exec("Refund A", tools=[refund], run_id="r1"))  # R: str
 try:
-    runtime.exec("Refund A", run_id=7)  # E: call-overload
+    runtime.exec("Refund A", run_id=7)  # E: arg-type
 except RunPaused as paused:
     reveal_type(paused.run_id)  # R: str
     reveal_type(paused.pending)  # R: tuple[openprogram._pause.PendingCall, ...]
