@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from openprogram._pause import PAUSE, Pause, PendingCall
 from openprogram.budget import Budget, BudgetUsage
 from openprogram.context import get_current_runtime, set_default_runtime
 from openprogram.decorators import AgenticFunction, agentic_function, function
@@ -26,11 +27,13 @@ from openprogram.exceptions import (
     DecisionError,
     InvalidJSONError,
     InvalidSchemaError,
+    JournalDivergence,
     LLMError,
     MaxIterationsExceeded,
     MissingSubmissionError,
     OpenProgramError,
     RefusalError,
+    RunPaused,
     SchemaError,
     StructuredOutputError,
     ToolError,
@@ -74,7 +77,7 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 
-__all__ = [
+__all__ = [  # noqa: RUF022 - plainly sorted (PAUSE among the P names), as a test checks
     "AgenticFunction",
     "AnthropicProvider",
     "AssistantMessage",
@@ -91,6 +94,7 @@ __all__ = [
     "ImageContent",
     "InvalidJSONError",
     "InvalidSchemaError",
+    "JournalDivergence",
     "LLMError",
     "LazyTool",
     "LocalProvider",
@@ -99,11 +103,15 @@ __all__ = [
     "OpenAIProvider",
     "OpenAIResponsesProvider",
     "OpenProgramError",
+    "PAUSE",
+    "Pause",
+    "PendingCall",
     "Policy",
     "RefusalError",
     "Registry",
     "Rejection",
     "Resolution",
+    "RunPaused",
     "RunResult",
     "Runtime",
     "SchemaError",

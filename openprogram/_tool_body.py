@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from openprogram import _threads
-from openprogram._tool_types import ToolContext, ToolResult, result_text, truncate
+from openprogram._tool_types import ToolContext, ToolResult, result_text, takes_context, truncate
 from openprogram.context import resolve_runtime
 from openprogram.exceptions import ToolError
 
@@ -101,7 +101,7 @@ async def _execute_value(
 ) -> ToolResult:
     if execute is None:
         raise TypeError(f"tool {tool.name!r} has no execute callable")
-    call_args: tuple[Any, ...] = (args, context) if _accepts_context(execute) else (args,)
+    call_args: tuple[Any, ...] = (args, context) if takes_context(execute) else (args,)
     if inspect.iscoroutinefunction(execute):
         value = await asyncio.wait_for(_guarded_coro(execute(*call_args)), tool.timeout)
     else:
@@ -117,15 +117,6 @@ async def _execute_value(
 
 def _ok(tool: Tool, value: Any) -> ToolResult:
     return ToolResult(content=result_text(value, tool.max_result_chars), value=value)
-
-
-def _accepts_context(execute: Callable[..., Any]) -> bool:
-    try:
-        params = inspect.signature(execute).parameters.values()
-    except (TypeError, ValueError):  # builtins without signatures take the args only
-        return False
-    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    return len(positional) >= 2 or any(p.kind is p.VAR_POSITIONAL for p in params)
 
 
 class BodyRaised(Exception):

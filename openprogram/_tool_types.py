@@ -8,6 +8,7 @@ parameter by identity; ``openprogram.tools`` re-exports all of them.
 
 from __future__ import annotations
 
+import inspect
 import re
 import threading
 from collections.abc import Callable
@@ -26,6 +27,7 @@ __all__ = [
     "quoted",
     "result_text",
     "shortened",
+    "takes_context",
     "truncate",
 ]
 
@@ -67,6 +69,10 @@ class ToolContext:
     """Set when the call is cancelled or timed out; long sync bodies should poll it."""
     on_report: Callable[[str], None] | None = field(default=None, repr=False)
     """Receives ``report()`` texts (the runtime turns them into events)."""
+    idempotency_key: str | None = None
+    """The same on every attempt of this call of a durable run (run id and position in the
+    run tree), different for every other call; ``None`` without a store. Pass it to an API
+    that takes one (a payment's ``Idempotency-Key``) so a call run again does nothing twice."""
 
     def report(self, text: str) -> None:
         """Send a progress update about this call."""
@@ -135,3 +141,13 @@ def truncate(text: str, limit: int) -> str:
     cut = len(text) - head - tail
     marker = f"\n[... truncated {cut} of {len(text)} characters ...]\n"
     return text[:head] + marker + (text[-tail:] if tail else "")
+
+
+def takes_context(execute: Callable[..., Any]) -> bool:
+    """Whether a hand-written spec's ``execute`` is called as ``execute(args, context)``."""
+    try:
+        params = inspect.signature(execute).parameters.values()
+    except (TypeError, ValueError):  # builtins without signatures take the args only
+        return False
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= 2 or any(p.kind is p.VAR_POSITIONAL for p in params)

@@ -17,6 +17,7 @@ held       thread slots held by the sync tool bodies the code runs inside
 delivery   the run tree's observer delivery while its inline observers run (``defer`` uses it)
 path       the running call's position in the run tree (see below)
 children   numbers the execs started inside the call, in the order they start
+journal    the run tree's journal, when the tree is a durable run (``openprogram.durable``)
 tree       the ``runtime.tree()`` block the code runs in (``runtime._tree.Tree``), if any
 ========== ==================================================================================
 
@@ -76,6 +77,7 @@ from openprogram._slot import ContextSlot
 if TYPE_CHECKING:  # the runtime package imports this module: a runtime import would be a cycle
     import asyncio  # for the type checker only: ``import openprogram`` does not load asyncio
 
+    from openprogram.durable import Journal
     from openprogram.events._delivery import Delivery
     from openprogram.runtime import Runtime
     from openprogram.runtime._budget import Ledger
@@ -138,6 +140,8 @@ class Frame:
     """The running call's position in the run tree (module docstring)."""
     children: Callable[[], int] | None = None
     """Returns the index of the next exec started inside the call (0, 1, ...)."""
+    journal: Journal | None = None
+    """The run tree's journal (``None``: the tree is not a durable run)."""
     tree: Tree | None = None
     """The ``runtime.tree()`` block the code runs in (``None`` inside its execs' tool calls)."""
 

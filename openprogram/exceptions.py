@@ -11,6 +11,8 @@ The hierarchy::
     ├── LLMError                            a provider call failed (after retries)
     ├── MaxIterationsExceeded (RuntimeError)
     ├── BudgetExceeded (RuntimeError)       the run tree spent a limit of its Budget
+    ├── RunPaused                           the run waits for a person (resume it)
+    ├── JournalDivergence                   a re-run asks what its journal did not record
     ├── DecisionError (ValueError)          the model never picked a valid option
     └── StructuredOutputError (ValueError)  the structured answer never validated
         ├── InvalidSchemaError              .code == "invalid_schema"
@@ -30,6 +32,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 if TYPE_CHECKING:
+    from openprogram._pause import PendingCall
     from openprogram.budget import BudgetUsage
 
 __all__ = [
@@ -38,6 +41,7 @@ __all__ = [
     "DecisionError",
     "InvalidJSONError",
     "InvalidSchemaError",
+    "JournalDivergence",
     "LLMError",
     "LLMErrorReason",
     "MaxIterationsExceeded",
@@ -45,6 +49,7 @@ __all__ = [
     "ModelRequestsBlocked",
     "OpenProgramError",
     "RefusalError",
+    "RunPaused",
     "SchemaError",
     "StructuredOutputError",
     "ToolError",
@@ -195,6 +200,43 @@ class BudgetExceeded(OpenProgramError, RuntimeError):
         self.used = used
         self.allowed = allowed
         self.usage = usage
+
+
+class RunPaused(OpenProgramError):
+    """The run waits for a person: an approval hook returned ``PAUSE``.
+
+    Raised by the outermost exec once the other calls of the paused calls'
+    batches have finished and been journaled; nothing holds a thread or a
+    process while the run waits. Go on with ``runtime.resume(run_id,
+    approve=[...], deny={...})`` in any process sharing the store.
+
+    Attributes:
+        run_id: The paused run.
+        pending: The calls it waits on, in run-tree order (``PendingCall``).
+    """
+
+    def __init__(self, message: str, *, run_id: str, pending: Sequence[PendingCall]) -> None:
+        super().__init__(message)
+        self.run_id = run_id
+        self.pending = tuple(pending)
+
+
+class JournalDivergence(OpenProgramError):
+    """A re-run of a journaled run asked for something its journal did not record.
+
+    Raised before anything runs live: the program, its content or its options
+    changed since the run was journaled (another request at a recorded model
+    turn, another call at a recorded position). The message says what differs.
+
+    Attributes:
+        run_id: The run whose journal disagrees.
+        path: Where in the run tree (docs/durable.md, "Keys"), e.g. ``"1.0/0/2"``.
+    """
+
+    def __init__(self, message: str, *, run_id: str, path: str) -> None:
+        super().__init__(message)
+        self.run_id = run_id
+        self.path = path
 
 
 class DecisionError(OpenProgramError, ValueError):

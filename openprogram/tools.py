@@ -26,6 +26,7 @@ from openprogram._tool_types import (
     ToolErrorKind,
     ToolResult,
     result_text,
+    takes_context,
     truncate,
 )
 from openprogram.context import resolve_runtime, use_current_frame
@@ -38,6 +39,7 @@ __all__ = [
     "ApprovalRule",
     "Tool",
     "ToolContext",
+    "ToolEffect",
     "ToolErrorKind",
     "ToolKind",
     "ToolLike",
@@ -51,6 +53,8 @@ __all__ = [
 DEFAULT_MAX_RESULT_CHARS = 30_000
 
 ToolKind: TypeAlias = Literal["function", "agentic"]
+ToolEffect: TypeAlias = Literal["idempotent", "side_effect"]
+"""What running a call again after an unknown outcome may do (docs/durable.md, "Effects")."""
 ApprovalRule: TypeAlias = bool | Callable[[Mapping[str, Any]], "bool | str"]
 ToolLike: TypeAlias = Any
 """A ``Tool``, an agentic function, a plain callable, a ``{"spec", "execute"}`` dict,
@@ -90,6 +94,7 @@ class Tool(Generic[P, R]):
         "can_use",
         "check_fn",
         "defer",
+        "effect",
         "expose",
         "fn",
         "kind",
@@ -129,6 +134,7 @@ class Tool(Generic[P, R]):
         cache: bool = False,
         cache_ttl: float | None = None,
         summary: str | None = None,
+        effect: ToolEffect = "idempotent",
         origin: str | None = None,
         schema: FunctionSchema | None = None,
         execute: ExecuteFn | None = None,
@@ -142,6 +148,11 @@ class Tool(Generic[P, R]):
             raise UserError(f"tool {name!r} has nothing to run: give fn=, execute= or schema=")
         if timeout is not None and timeout <= 0:
             raise UserError(f"tool {name!r}: timeout must be > 0 seconds, got {timeout!r}")
+        if effect not in ("idempotent", "side_effect"):
+            raise UserError(
+                f"tool {name!r}: effect={effect!r} is not an effect: use 'idempotent' (run it "
+                "again after a crash; the default) or 'side_effect' (never run it twice)"
+            )
         if max_result_chars < 200:
             raise UserError(
                 f"tool {name!r}: max_result_chars must be >= 200, got {max_result_chars}"
@@ -168,6 +179,7 @@ class Tool(Generic[P, R]):
         self.cache = cache
         self.cache_ttl = cache_ttl
         self.summary = summary
+        self.effect: ToolEffect = effect
         self.origin = origin or _origin_of(fn)
         self._cache: dict[str, tuple[float, ToolResult]] | None = {} if cache else None
 
@@ -204,6 +216,14 @@ class Tool(Generic[P, R]):
         """Name and first description line, for catalogs of deferred tools."""
         text = self.summary or self.description.strip().split("\n", 1)[0]
         return f"{self.name}: {text}" if text else self.name
+
+    @property
+    def reads_context(self) -> bool:
+        """Whether its body is given the call's ``ToolContext`` (a ``ToolContext`` parameter,
+        or an ``execute`` callable taking the context): it may read ``idempotency_key``."""
+        if self._schema is not None and self._execute is None:
+            return self._schema.context_param is not None
+        return self._execute is not None and takes_context(self._execute)
 
     @property
     def is_loaded(self) -> bool:

@@ -14,7 +14,7 @@ from typing import Any, TypedDict
 from openprogram._keywords import reject_unknown
 from openprogram.exceptions import UserError
 from openprogram.registry import Registry, default_registry
-from openprogram.tools import ApprovalRule
+from openprogram.tools import ApprovalRule, ToolEffect
 
 __all__ = [
     "AGENTIC_KEYS",
@@ -72,6 +72,10 @@ class ToolOptions(TypedDict, total=False):
     """Reuse results of identical calls."""
     cache_ttl: float | None
     """Seconds a cached result stays valid (``None``: forever)."""
+    effect: ToolEffect
+    """``"idempotent"`` (default: a durable run runs a call again when an earlier attempt's
+    outcome is unknown) or ``"side_effect"`` (never run twice; the model is told the call
+    may or may not have happened). See docs/durable.md."""
     registry: Registry
     """Where to register (default: ``openprogram.registry.default_registry``)."""
     register_globally: bool

@@ -12,8 +12,9 @@ texts, never the values themselves, unless the runtime was made with
 ``output``, ``error``, ``text``, ``content``) are ``None`` otherwise.
 
 Every tool call produces exactly one terminal event: ``ToolCallCompleted``,
-``ToolCallFailed`` or ``ToolCallSkipped``; the first two are preceded by
-``ToolCallStarted``.
+``ToolCallFailed``, ``ToolCallSkipped`` or ``ToolCallPaused``; all but
+``ToolCallSkipped`` are preceded by ``ToolCallStarted``. An event retelling a
+step taken from a durable run's journal has ``replayed=True``.
 
 Observers are plain callables receiving each event. One that raises is logged
 on the ``"openprogram"`` logger and ignored: observing never breaks a run.
@@ -44,6 +45,7 @@ from openprogram.events._tool import (
     SkipReason,
     ToolCallCompleted,
     ToolCallFailed,
+    ToolCallPaused,
     ToolCallProgress,
     ToolCallSkipped,
     ToolCallStarted,
@@ -70,6 +72,7 @@ __all__ = [
     "TokensConsumed",
     "ToolCallCompleted",
     "ToolCallFailed",
+    "ToolCallPaused",
     "ToolCallProgress",
     "ToolCallSkipped",
     "ToolCallStarted",

@@ -45,6 +45,9 @@ class Event:
     """The run whose tool call started this run, ``None`` for a top-level run."""
     at: float
     """Wall-clock time (``time.time()``) of the event."""
+    replayed: bool = False
+    """Whether it retells a step taken from the run's journal (a durable run run again)
+    rather than one that happened now (docs/durable.md)."""
 
     def __init_subclass__(cls) -> None:
         # No super() call: dataclass(slots=True) re-creates each class, which breaks the

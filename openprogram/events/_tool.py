@@ -1,8 +1,8 @@
-"""Events of tool calls: started, rejected, completed, failed, skipped, progress.
+"""Events of tool calls: started, rejected, completed, failed, skipped, paused, progress.
 
 Every tool call produces exactly one terminal event: ``ToolCallCompleted``,
-``ToolCallFailed`` or ``ToolCallSkipped``; the first two are preceded by
-``ToolCallStarted``.
+``ToolCallFailed``, ``ToolCallSkipped`` or ``ToolCallPaused``; all but
+``ToolCallSkipped`` are preceded by ``ToolCallStarted``.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ __all__ = [
     "SkipReason",
     "ToolCallCompleted",
     "ToolCallFailed",
+    "ToolCallPaused",
     "ToolCallProgress",
     "ToolCallSkipped",
     "ToolCallStarted",
@@ -36,6 +37,7 @@ ToolFailureKind: TypeAlias = Literal[
     "exception",  # the body raised any other exception
     "cancelled",  # the exec was cancelled (or its timeout_s fired) while the call ran
     "budget",  # the run tree's budget allowed no more such calls (or threads)
+    "unknown_outcome",  # a side_effect call an earlier attempt started but never finished
 ]
 
 SkipReason: TypeAlias = Literal[
@@ -122,6 +124,19 @@ class ToolCallSkipped(Event):
     """The ``ToolCall.id``."""
     reason: SkipReason
     """Why it was not run."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallPaused(Event):
+    """A tool call waits for a person: the approval hook returned ``PAUSE`` for it, or (an
+    agentic call) a call inside its body did. The run pauses once its batch is done."""
+
+    tool_name: str
+    """The tool called."""
+    call_id: str
+    """The ``ToolCall.id``."""
+    path: str
+    """Its position in the run tree (docs/durable.md, "Keys")."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

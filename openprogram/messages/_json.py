@@ -121,7 +121,7 @@ def encode_message(message: Message, path: str = "message") -> dict[str, Any]:
     if isinstance(message, UserMessage):
         if isinstance(message.content, str):
             return {"role": "user", "content": message.content}
-        blocks = [_encode_block(b, f"{path}.content[{i}]") for i, b in enumerate(message.content)]
+        blocks = [_encode_block(b, path, i) for i, b in enumerate(message.content)]
         return {"role": "user", "content": blocks}
     if isinstance(message, ToolResultMessage):
         out: dict[str, Any] = {
@@ -142,11 +142,19 @@ def encode_message(message: Message, path: str = "message") -> dict[str, Any]:
 
 
 def _encode_reply(message: AssistantMessage, path: str) -> dict[str, Any]:
-    blocks = [_encode_block(b, f"{path}.content[{i}]") for i, b in enumerate(message.content)]
+    # A block's path is only made for an error: a durable run encodes every reply.
+    blocks = [_encode_block(b, path, i) for i, b in enumerate(message.content)]
     out: dict[str, Any] = {"role": "assistant", "content": blocks}
     if message.stop_reason != "stop":
         out["stop_reason"] = message.stop_reason
-    usage = {f: getattr(message.usage, f) for f in _USAGE_FIELDS if getattr(message.usage, f)}
+    spent = message.usage
+    usage = {}
+    if spent.input_tokens:
+        usage["input_tokens"] = spent.input_tokens
+    if spent.output_tokens:
+        usage["output_tokens"] = spent.output_tokens
+    if spent.cached_tokens:
+        usage["cached_tokens"] = spent.cached_tokens
     if usage:
         out["usage"] = usage
     for name in ("error", "model", "wire"):
@@ -156,12 +164,16 @@ def _encode_reply(message: AssistantMessage, path: str) -> dict[str, Any]:
     return out
 
 
-def _encode_block(block: UserContent | AssistantContent, path: str) -> dict[str, Any]:
+def _encode_block(
+    block: UserContent | AssistantContent, path: str, index: int | None = None
+) -> dict[str, Any]:
+    """One block (``path``, with ``.content[index]`` when given, names it in errors)."""
     out: dict[str, Any]
     if isinstance(block, ImageContent):
         return {"type": "image", "data": block.data, "mime_type": block.mime_type}
     if isinstance(block, ToolCall):
-        _check_json(block.arguments, f"{path}.arguments")
+        if not _plain(block.arguments):
+            _explain(block.arguments, f"{_at(path, index)}.arguments")
         out = {"type": "tool_call", "id": block.id, "name": block.name}
         out["arguments"] = dict(block.arguments)
         if block.arguments_error is not None:
@@ -171,15 +183,40 @@ def _encode_block(block: UserContent | AssistantContent, path: str) -> dict[str,
     elif isinstance(block, TextContent):
         out = {"type": "text", "text": block.text}
     else:
-        raise UserError(f"{path}: {block!r:.80} is not a content block")
+        raise UserError(f"{_at(path, index)}: {block!r:.80} is not a content block")
     if block.provider_meta is not None:
-        _check_json(block.provider_meta, f"{path}.provider_meta")
+        if not _plain(block.provider_meta):
+            _explain(block.provider_meta, f"{_at(path, index)}.provider_meta")
         out["provider_meta"] = dict(block.provider_meta)
     return out
 
 
+def _at(path: str, index: int | None) -> str:
+    return path if index is None else f"{path}.content[{index}]"
+
+
 def _check_json(value: Any, path: str) -> None:
     """Raise ``UserError`` at the first part of ``value`` that JSON cannot carry as it is."""
+    if _plain(value):  # the usual case, checked without building a path for every part
+        return
+    _explain(value, path)
+
+
+def _plain(value: Any) -> bool:
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return True
+    if kind is float:
+        return math.isfinite(value)
+    if kind is dict:
+        return all(type(k) is str and _plain(v) for k, v in value.items())
+    if kind is list or kind is tuple:
+        return all(_plain(v) for v in value)
+    return False
+
+
+def _explain(value: Any, path: str) -> None:
+    """``_check_json``'s slow path: find the part JSON cannot carry, and name its path."""
     if value is None or isinstance(value, str | bool | int):
         return
     if isinstance(value, float):

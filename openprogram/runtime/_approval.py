@@ -1,8 +1,9 @@
 """Approval: the hook consulted before a tool the model picked runs.
 
-``approval(call) -> None`` allows, a string denies with that reason. A tool
-that ``requires_approval`` runs only when a hook allows it: with no hook, or a
-hook or rule that raises or answers nonsense, the call is denied (fail
+``approval(call) -> None`` allows, a string denies with that reason, ``PAUSE``
+makes the call wait for a person (a durable run pauses; docs/durable.md). A
+tool that ``requires_approval`` runs only when a hook allows it: with no hook,
+or a hook or rule that raises or answers nonsense, the call is denied (fail
 closed). The executor asks before every tool call, and the decision finale
 before running a picked option, so no path skips it.
 """
@@ -14,17 +15,21 @@ from collections.abc import Awaitable, Callable
 from typing import TypeAlias
 
 from openprogram import _threads
+from openprogram._pause import PAUSE, Pause
 from openprogram.messages import ToolCall
 from openprogram.tools import ApprovalRule
 
 __all__ = ["Approval", "approval_denial"]
 
-Approval: TypeAlias = Callable[[ToolCall], "str | Awaitable[str | None] | None"]
-"""``approval(call) -> None`` allows, a string denies with that reason."""
+Approval: TypeAlias = Callable[[ToolCall], "str | Pause | Awaitable[str | Pause | None] | None"]
+"""``approval(call) -> None`` allows, a string denies with that reason, ``PAUSE`` waits."""
 
 
-async def approval_denial(call: ToolCall, rule: ApprovalRule, hook: Approval | None) -> str | None:
-    """``None`` when the call may run, else the reason it may not (failing closed).
+async def approval_denial(
+    call: ToolCall, rule: ApprovalRule, hook: Approval | None
+) -> str | Pause | None:
+    """``None`` when the call may run, ``PAUSE`` when the hook pauses it, else the reason it may
+    not (failing closed).
 
     Args:
         call: The call about to run.
@@ -52,10 +57,11 @@ async def approval_denial(call: ToolCall, rule: ApprovalRule, hook: Approval | N
                 verdict = await verdict
     except Exception as exc:  # noqa: BLE001 - a raising approval hook denies (fail closed)
         return f"the approval hook raised {type(exc).__name__}: {exc} (denied to be safe)"
-    if verdict is None:
-        return None
+    if verdict is None or verdict is PAUSE:
+        return verdict
     if isinstance(verdict, str):
         return verdict or "denied by the approval hook"
     return (
-        f"the approval hook returned {verdict!r}, not None or a reason string (denied to be safe)"
+        f"the approval hook returned {verdict!r}, not None or a reason string (or PAUSE); "
+        "denied to be safe"
     )

@@ -29,6 +29,7 @@ from openprogram.exceptions import UserError
 from openprogram.runtime._follow import follow_threads
 
 if TYPE_CHECKING:
+    from openprogram.durable import Journal
     from openprogram.runtime._budget import Ledger
     from openprogram.runtime._scope import ToolScope
 
@@ -100,6 +101,7 @@ def call_frame(
     held: int,
     path: tuple[int, ...],
     children: Callable[[], int] | None = None,
+    journal: Journal | None = None,
 ) -> Frame:
     """The frame of one tool call (or ``choices=`` pick) of an exec of ``runtime``.
 
@@ -115,6 +117,7 @@ def call_frame(
         path: The call's position in the run tree.
         children: Numbers the execs started in the call (a new counter when not given;
             the approval hook and the body of one call share theirs).
+        journal: The run tree's journal, when it is a durable run.
     """
     follow_threads()  # threads the body starts carry this frame from now on
     view = _new_view(runtime)
@@ -126,6 +129,7 @@ def call_frame(
         held=held,
         path=path,
         children=children if children is not None else new_counter(),
+        journal=journal,
     )
     view.__dict__[_FRAME] = frame
     return frame

@@ -18,16 +18,11 @@ Before every model call, queued steering messages are delivered
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
 from typing import Any
 
 from openprogram.events import (
     AgentResponseReceived,
     MaxIterationsReached,
-    ProviderError,
-    ProviderFallback,
-    ProviderRateLimited,
-    ProviderRequestSent,
     ProviderResponseReceived,
     TokensConsumed,
     digest,
@@ -35,24 +30,16 @@ from openprogram.events import (
 )
 from openprogram.exceptions import LLMError, MaxIterationsExceeded
 from openprogram.messages import AssistantMessage, ToolCall
-from openprogram.providers.base import (
-    FallbackScheduled,
-    ProviderEvent,
-    ProviderRequest,
-    RequestSent,
-    ResponseDone,
-    RetryScheduled,
-    TextDelta,
-    ThinkingDelta,
-    ToolChoice,
-)
+from openprogram.providers.base import ProviderRequest, ToolChoice
 from openprogram.runtime._call_ids import unique_call_ids
 from openprogram.runtime._choice import decide
 from openprogram.runtime._executor import Batch, run_batch, skip_calls
 from openprogram.runtime._finale import Again
+from openprogram.runtime._provider_call import consume, provider_error
+from openprogram.runtime._replay import record_reply, recorded_reply
 from openprogram.runtime._run import RunState
 from openprogram.runtime._spend import charge_model_call, charge_reply
-from openprogram.runtime._stream import StreamTextDelta, StreamThinkingDelta, StreamToolCall
+from openprogram.runtime._stream import StreamToolCall
 
 __all__ = ["run_loop"]
 
@@ -96,7 +83,9 @@ async def request_reply(
 
     What the request offers (tools, ``tool_choice``, parallel calls) is decided
     by ``_choice.decide``, from ``forced`` (a repair turn's choice) and
-    ``finishing`` (``on_max_iterations="finish"``'s extra call).
+    ``finishing`` (``on_max_iterations="finish"``'s extra call). In a durable
+    run the journal answers a recorded turn (``_replay``): the same request,
+    no provider call, its events marked replayed.
     """
     run.iterations += 1
     run.step_id = f"s{run.iterations}"
@@ -116,13 +105,27 @@ async def request_reply(
         max_retries=run.runtime.max_retries,
         **_sampling(run),
     )
+    journal = run.journal
+    if journal is not None and (recorded := recorded_reply(run, journal, request)) is not None:
+        run.call_ids.update(call.id for call in recorded.tool_calls)
+        return _received(run, recorded, None, 0.0, replayed=True)
     started = time.monotonic()
     run.attempt = 1
     run.answering = (run.provider.name, run.model)
-    message, sent_at = await _consume(run, run.provider.stream(request))
+    message, sent_at = await consume(run, run.provider.stream(request), time.monotonic)
     reply = unique_call_ids(message, run.call_ids)
+    if journal is not None:
+        record_reply(run, journal, reply)
+    return _received(run, reply, sent_at, started, replayed=False)
+
+
+def _received(
+    run: RunState, reply: AssistantMessage, sent_at: float | None, started: float, *, replayed: bool
+) -> AssistantMessage:
+    """Append the reply, charge it, and emit its events."""
     run.messages.append(reply)
-    charge_reply(run, reply.usage, time.monotonic() - started)
+    now = time.monotonic()
+    charge_reply(run, reply.usage, 0.0 if replayed else now - started)
     usage = reply.usage
     provider_id, model_id = run.answering
     run.emit(
@@ -137,9 +140,10 @@ async def request_reply(
         # From the first request on the wire: what a provider does before sending (the
         # local model starting its server) is not the model's latency, and a live view
         # timing the wait from ProviderRequestSent then shows the same figure.
-        latency_ms=(time.monotonic() - (sent_at or started)) * 1000,
+        latency_ms=0.0 if replayed else (now - (sent_at or started)) * 1000,
         stop_reason=reply.stop_reason,
         tool_calls=len(reply.tool_calls),
+        replayed=replayed,
     )
     run.emit(
         TokensConsumed,
@@ -147,54 +151,9 @@ async def request_reply(
         output_tokens=usage.output_tokens,
         total_tokens=usage.total_tokens,
         cached_tokens=usage.cached_tokens,
+        replayed=replayed,
     )
     return reply
-
-
-async def _consume(
-    run: RunState, events: AsyncIterator[ProviderEvent]
-) -> tuple[AssistantMessage, float | None]:
-    """The reply, and when the first request went on the wire (if the provider said)."""
-    sent_at: float | None = None
-    try:
-        async for event in events:
-            if isinstance(event, ResponseDone):
-                return event.message, sent_at
-            if isinstance(event, TextDelta):
-                run.stream(StreamTextDelta, text=event.text)
-            elif isinstance(event, ThinkingDelta):
-                run.stream(StreamThinkingDelta, text=event.text)
-            elif isinstance(event, RequestSent):
-                sent_at = sent_at if sent_at is not None else time.monotonic()
-                if event.side_request is None:  # a side request is not an attempt of the reply
-                    run.attempt = event.attempt
-                run.emit(
-                    ProviderRequestSent,
-                    provider_id=run.answering[0],
-                    model_id=run.answering[1],
-                    prompt_size_bytes=event.prompt_size_bytes,
-                    attempt=event.attempt,
-                    side_request=event.side_request,
-                )
-            elif isinstance(event, RetryScheduled):
-                _retry_scheduled(run, event)
-            elif isinstance(event, FallbackScheduled):
-                _fallback_scheduled(run, event)
-    except LLMError as exc:
-        _provider_error(run, exc, retrying=False, attempt=exc.attempts)
-        raise
-    finally:
-        aclose = getattr(events, "aclose", None)
-        if aclose is not None:  # end the provider's stream (and its HTTP response) promptly
-            await aclose()
-    provider_id, model_id = run.answering
-    raise LLMError(
-        f"provider {provider_id!r} ended its stream without a ResponseDone event; "
-        "a Provider.stream must end with ResponseDone(message)",
-        reason="server",
-        provider=provider_id,
-        model=model_id,
-    )
 
 
 def _sampling(run: RunState) -> dict[str, Any]:
@@ -206,51 +165,6 @@ def _sampling(run: RunState) -> dict[str, Any]:
         "max_tokens": max_tokens if max_tokens is not None else runtime.max_tokens,
         "seed": seed if seed is not None else runtime.seed,
     }
-
-
-def _retry_scheduled(run: RunState, event: RetryScheduled) -> None:
-    error = event.error
-    if error.reason == "rate_limit":
-        wait = error.retry_after_s if error.retry_after_s is not None else event.delay_s
-        run.emit(
-            ProviderRateLimited,
-            provider_id=run.answering[0],
-            retry_after_seconds=wait,
-            attempt=event.attempt,
-        )
-    else:
-        _provider_error(run, error, retrying=True, attempt=event.attempt)
-
-
-def _fallback_scheduled(run: RunState, event: FallbackScheduled) -> None:
-    """The provider failed for good; the next one of a fallback list takes the call."""
-    error = event.error
-    # The call goes on elsewhere, so the failure is not final (retrying=True).
-    _provider_error(run, error, retrying=True, attempt=error.attempts)
-    run.emit(
-        ProviderFallback,
-        failed_provider_id=event.failed,
-        provider_id=event.provider,
-        model_id=event.model,
-        reason=error.reason,
-        http_status=error.http_status,
-        message=error.message,
-    )
-    run.answering = (event.provider, event.model)
-    run.attempt = 1
-
-
-def _provider_error(run: RunState, error: LLMError, *, retrying: bool, attempt: int) -> None:
-    run.emit(
-        ProviderError,
-        provider_id=run.answering[0],
-        reason=error.reason,
-        message=error.message,
-        http_status=error.http_status,
-        retrying=retrying,
-        attempt=attempt,
-        body_excerpt=error.body_excerpt if run.trace_payloads else None,
-    )
 
 
 def stopped(run: RunState, reply: AssistantMessage) -> bool:
@@ -275,7 +189,7 @@ def stopped(run: RunState, reply: AssistantMessage) -> bool:
             model=reply.model or model_id,
             attempts=run.attempt,  # earlier attempts of this call may have been retried
         )
-        _provider_error(run, error, retrying=False, attempt=run.attempt)
+        provider_error(run, error, retrying=False, attempt=run.attempt)
         raise error
     return False
 
@@ -308,8 +222,14 @@ async def execute_calls(run: RunState, calls: list[ToolCall]) -> None:
         max_depth=runtime.max_depth,
         held=run.held,
         turn=(*run.path, run.iterations),
+        journal=run.journal,
+        turn_key=f"{run.key_prefix}{run.iterations}",
     )
-    run.messages.extend(await run_batch(calls, batch))
+    results = await run_batch(calls, batch)
+    if run.journal is not None:  # each result is its call's journaled step
+        turn = batch.turn_key
+        run.stepped.update((id(r), f"{turn}.{k}") for k, r in enumerate(results))
+    run.messages.extend(results)
 
 
 def wants_another_round(run: RunState, reply: AssistantMessage) -> bool:

@@ -72,6 +72,7 @@ class CommonExecKwargs(TypedDict, total=False):
     max_tokens: int | Refused | None
     seed: int | Refused | None
     history: Sequence[Message] | Refused | None
+    run_id: str | Refused | None
 
 
 class PickKwargs(CommonExecKwargs, total=False):
@@ -136,6 +137,9 @@ class ExecOptions:
     history: Sequence[Message] | None = None
     """Messages the run continues from (e.g. ``runtime.last_run.messages``): the model
     sees them, then ``content``; ``last_run.messages`` holds both."""
+    run_id: str | None = None
+    """The durable run this exec is (with a store): a new run under this id, or the run
+    of that id again, its finished steps taken from its journal (docs/durable.md)."""
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping[str, Any]) -> ExecOptions:
@@ -187,6 +191,11 @@ class ExecOptions:
         if self.timeout_s is not None and not self.timeout_s > 0:
             raise UserError(
                 f"exec(timeout_s={self.timeout_s!r}) must be a positive number of seconds"
+            )
+        if self.run_id is not None and not _is_run_id(self.run_id):
+            raise UserError(
+                f"exec(run_id={self.run_id!r:.80}): a run id is a string of 1 to 200 printable "
+                "characters without spaces, e.g. 'refund-4711' (or None for a generated one)"
             )
         if self.budget is not None and not isinstance(self.budget, Budget):
             raise UserError(
@@ -246,6 +255,15 @@ def checked_history(history: Any) -> tuple[Message, ...]:
                 "use UserMessage, AssistantMessage and ToolResultMessage"
             )
     return messages
+
+
+def _is_run_id(value: Any) -> bool:
+    return (
+        isinstance(value, str)
+        and 0 < len(value) <= 200
+        and value.isprintable()
+        and not any(c.isspace() for c in value)
+    )
 
 
 def _check_tool_choice(choice: Any) -> None:

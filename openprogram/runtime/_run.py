@@ -20,6 +20,7 @@ from openprogram.runtime._options import ExecOptions
 from openprogram.runtime._result import RunResult
 
 if TYPE_CHECKING:
+    from openprogram.durable import Fingerprint, Journal, Requests
     from openprogram.runtime._budget import Ledger
     from openprogram.runtime._finale import Finale
     from openprogram.runtime._scope import Menu, ToolScope
@@ -164,6 +165,14 @@ class RunState(Emitter):
         told_to_answer: Whether the budget already asked the model to answer now.
         withdrawn: Why the last request allowed no tool calls (the text answering any
             call its reply still made), or ``None`` when calls may run.
+        journal: The run tree's journal, when the tree is a durable run.
+        requests: Fingerprints of its requests so far (durable runs only).
+        turn: The journal key and fingerprint of the current model turn (durable runs only).
+        stepped: The journal key of each message a journaled step made, by ``id`` (durable
+            runs only: the fingerprints of later requests name them by it).
+        head: Digest of the head of its last journaled request (durable runs only).
+        key_prefix: Its position as text, ready for a turn number: ``""`` for the root
+            exec, ``"1.0/0/"`` for one nested in call ``1.0`` (durable runs only).
     """
 
     __slots__ = (
@@ -173,8 +182,11 @@ class RunState(Emitter):
         "deadline",
         "failures",
         "finale",
+        "head",
         "held",
         "iterations",
+        "journal",
+        "key_prefix",
         "ledger",
         "messages",
         "model",
@@ -182,13 +194,16 @@ class RunState(Emitter):
         "output",
         "path",
         "provider",
+        "requests",
         "reserved",
         "runtime",
         "scope",
         "started",
+        "stepped",
         "stop_reason",
         "system",
         "told_to_answer",
+        "turn",
         "usage",
         "withdrawn",
     )
@@ -234,6 +249,12 @@ class RunState(Emitter):
         self.withdrawn: str | None = None
         self.reserved = False
         self.told_to_answer = False
+        self.journal: Journal | None = None
+        self.requests: Requests | None = None  # made with the journal: ``_durable``
+        self.turn: tuple[str, Fingerprint] | None = None
+        self.stepped: dict[int, str] = {}
+        self.head: str | None = None
+        self.key_prefix = ""
 
     def request_system(self) -> str | None:
         """The system prompt of the next request: the base prompt plus the deferred catalog."""

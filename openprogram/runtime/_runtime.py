@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, Unpack, overload
 
@@ -33,6 +33,7 @@ from openprogram.runtime._options import (
     check_sampling,
 )
 from openprogram.runtime._result import RunResult
+from openprogram.runtime._resume import resume_run
 from openprogram.runtime._start import run_exec, stream_exec
 from openprogram.runtime._stream import StreamEvent
 from openprogram.runtime._sync import run_sync
@@ -106,8 +107,10 @@ class Runtime:
         temperature: Sampling temperature of every model call (``exec(temperature=)`` wins).
         max_tokens: Cap on tokens generated per model call (``exec(max_tokens=)`` wins).
         seed: Sampling seed of every model call, where the wire has one (``exec(seed=)`` wins).
-        store: Where conversations are kept (``openprogram.stores``): a ``SQLiteStore`` to
-            continue them in other processes; ``None`` keeps them in this runtime's memory.
+        store: Where conversations and durable runs are kept (``openprogram.stores``): a
+            ``SQLiteStore`` to continue them in other processes; with a store every exec is
+            a durable run (docs/durable.md); ``None`` keeps conversations in this runtime's
+            memory and journals nothing.
 
     Example:
         >>> from openprogram.testing import ScriptedProvider
@@ -292,7 +295,8 @@ class Runtime:
                 ``tools_deny``, ``tool_choice``, ``parallel_tool_calls``,
                 ``max_iterations``, ``timeout_s``, ``model``, ``on_max_iterations``,
                 ``budget``, ``temperature``, ``max_tokens``, ``seed``, ``history`` (the
-                messages the run continues from; see ``ExecOptions`` for each).
+                messages the run continues from), ``run_id`` (the durable run this exec
+                is, with a store; see ``ExecOptions`` for each).
 
         Returns:
             The text of the final answer; with ``response_format=`` the validated
@@ -317,6 +321,8 @@ class Runtime:
             MaxIterationsExceeded: The cap was hit with ``on_max_iterations="raise"``.
             BudgetExceeded: The run tree spent a limit of its budget (``budget=``).
             TimeoutError: ``timeout_s`` (or an enclosing exec's deadline) expired.
+            RunPaused: The approval hook paused calls (a durable run; resume it later).
+            JournalDivergence: ``run_id`` names a run journaled for another request.
         """
         parsed = ExecOptions.from_kwargs(options)
         return run_sync(lambda: run_exec(self, content, parsed, ()))
@@ -443,6 +449,51 @@ class Runtime:
             UserError: ``budget`` is not a ``Budget``.
         """
         return Tree(self, budget)
+
+    # -- durable runs ------------------------------------------------------------------------
+
+    def resume(
+        self,
+        run_id: str,
+        *,
+        approve: Iterable[str] = (),
+        deny: Mapping[str, str] | None = None,
+        tools: Sequence[Any] | None = None,
+    ) -> Any:
+        """Go on with a durable run: record decisions about its paused calls, run it again.
+
+        Its root exec runs again with the content and options its record holds, the
+        journal replays what was done, approved calls run once (the approval hook is
+        not asked again), denied ones become error results with the reason, undecided
+        ones wait again. Works in any process sharing the store (docs/durable.md).
+
+        Args:
+            run_id: The run (``RunPaused.run_id``, ``RunResult.run_id``).
+            approve: Call ids (``PendingCall.call_id``, or paths) to run.
+            deny: Call id (or path) to the reason the model is told.
+            tools: The tools of its exec, when they are not in the runtime's registry.
+
+        Returns:
+            What the run's exec returns (its recorded output, for a finished run).
+
+        Raises:
+            RunPaused: Calls still wait for a person.
+            UserError: No such run, or a decision naming no waiting call.
+            ConfigurationError: The runtime has no store that keeps runs.
+            JournalDivergence: The program no longer asks what the journal recorded.
+        """
+        return run_sync(lambda: resume_run(self, run_id, approve=approve, deny=deny, tools=tools))
+
+    async def async_resume(
+        self,
+        run_id: str,
+        *,
+        approve: Iterable[str] = (),
+        deny: Mapping[str, str] | None = None,
+        tools: Sequence[Any] | None = None,
+    ) -> Any:
+        """``resume`` for async code: same arguments, result and errors."""
+        return await resume_run(self, run_id, approve=approve, deny=deny, tools=tools)
 
     # -- conversations -----------------------------------------------------------------------
 

@@ -2,9 +2,10 @@
 
 ``Runtime.exec``, ``async_exec`` and ``stream`` parse their options and hand
 over here; ``run_exec`` builds the ``RunState`` (scope, finale, deadline),
-emits ``AgentInvoked``, drives the loop under the deadline and the budget, and
-always emits ``AgentEnd`` and records ``Runtime.last_run`` (and the record of
-the ``runtime.tree()`` block it runs in, if any), however the exec ends.
+emits ``AgentInvoked``, drives the loop under the deadline and the budget (a
+top-level exec with a store as a durable run: ``_durable``), and always emits
+``AgentEnd`` and records ``Runtime.last_run`` (and the record of the
+``runtime.tree()`` block it runs in, if any), however the exec ends.
 ``stream_exec`` runs the same exec with a queue as one more sink.
 """
 
@@ -17,11 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 from openprogram.context import Frame, get_current_frame
 from openprogram.events import AgentEnd, AgentInvoked, digest, size_bytes
-from openprogram.exceptions import BudgetExceeded, UserError
+from openprogram.exceptions import BudgetExceeded, RunPaused, UserError
 from openprogram.messages import AssistantMessage, UserMessage, user_content
 from openprogram.runtime._bound import exec_depth, exec_parent, origin_of
 from openprogram.runtime._budget import Ledger
 from openprogram.runtime._cancel import cancelled_with_caller
+from openprogram.runtime._durable import join_tree, run_durably, run_store
 from openprogram.runtime._finale import Finale, with_instructions
 from openprogram.runtime._loop import run_loop
 from openprogram.runtime._options import ExecOptions
@@ -31,6 +33,8 @@ from openprogram.runtime._scope import build_scope, check_forced_choice
 from openprogram.runtime._spend import budget_timeout, close_budget, open_budget
 from openprogram.runtime._stream import StreamEvent, StreamFinal, stream_events
 from openprogram.runtime._tree import joined_ledger, joined_tree
+from openprogram.runtime._waiting import PauseSignal
+from openprogram.stores import RunStore
 
 if TYPE_CHECKING:
     from openprogram.runtime._runtime import Runtime
@@ -70,6 +74,7 @@ async def run_exec(
             f"exec refused: the nesting depth limit (max_depth={runtime.max_depth}) is reached; "
             "an exec inside a tool body nests one level deeper — raise Runtime(max_depth=...)"
         )
+    store = run_store(runtime, options, parent)
     run = RunState(
         runtime=runtime,
         provider=runtime.provider,
@@ -80,13 +85,17 @@ async def run_exec(
         deadline=_deadline(options.timeout_s, up.run.deadline if up is not None else None),
     )
     run.path, run.held = path, parent.held
+    if store is not None:
+        run.run_id = options.run_id or run.run_id
+    else:
+        join_tree(run, parent)
     run.ledger = _ledger(runtime, options, parent)
     run.scope = build_scope(runtime=runtime, options=options, parent=up, run=run)
     run.deadline = _earliest(run.deadline, run.ledger.deadline_of_tree)
     check_forced_choice(options.forced_name, run.scope.menu, options.tool_choice)
     core = run.scope.menu.core
     run.finale = Finale.of(options, run.provider, (*core.names, *core.deferred_names))
-    message = with_instructions(message, run.finale)
+    asked, message = message, with_instructions(message, run.finale)
     if options.history:
         run.messages.extend(options.history)
         for earlier in options.history:  # new calls get ids the history does not use
@@ -97,7 +106,7 @@ async def run_exec(
     finished = cancelled = False
     try:
         open_budget(run)
-        output = await _drive(run, parent)
+        output = await _drive(run, parent, store, asked)
         finished = True
         return output
     except BudgetExceeded:
@@ -122,15 +131,15 @@ def _ledger(runtime: Runtime, options: ExecOptions, parent: Frame) -> Ledger:
     return joined.narrow(options.budget)
 
 
-async def _drive(run: RunState, parent: Frame) -> Any:
+async def _drive(run: RunState, parent: Frame, store: RunStore | None, asked: UserMessage) -> Any:
     # An exec nested in a call on another event loop stops when that call is cancelled.
     if run.deadline is None:
         async with cancelled_with_caller(parent.cancel):
-            return await _loop_with_status(run)
+            return await _loop_with_status(run, store, asked)
     timeout = asyncio.timeout_at(_loop_time(run.deadline))
     try:
         async with timeout, cancelled_with_caller(parent.cancel):
-            return await _loop_with_status(run)
+            return await _loop_with_status(run, store, asked)
     except TimeoutError:
         if not timeout.expired():
             raise
@@ -144,11 +153,16 @@ async def _drive(run: RunState, parent: Frame) -> Any:
         ) from None
 
 
-async def _loop_with_status(run: RunState) -> Any:
+async def _loop_with_status(run: RunState, store: RunStore | None, asked: UserMessage) -> Any:
     try:
+        if store is not None:
+            return await run_durably(run, store, asked, run_loop)
         return await run_loop(run)
     except asyncio.CancelledError:
         run.stop_reason = "aborted"
+        raise
+    except (PauseSignal, RunPaused):
+        run.stop_reason = "paused"
         raise
     except BaseException:
         if run.stop_reason == "stop":  # keep "max_iterations" of on_max_iterations="raise"

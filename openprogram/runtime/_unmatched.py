@@ -85,6 +85,7 @@ def keywords_without_choices(
     max_tokens: int | Refused | None = None,
     seed: int | Refused | None = None,
     history: Sequence[Message] | Refused | None = None,
+    run_id: str | Refused | None = None,
     **unknown: Refused,
 ) -> None:
     """The keywords of a call without ``choices=``, as the last overloads check them."""
@@ -111,6 +112,7 @@ def keywords_with_choices(
     max_tokens: int | Refused | None = None,
     seed: int | Refused | None = None,
     history: Sequence[Message] | Refused | None = None,
+    run_id: str | Refused | None = None,
     **unknown: Refused,
 ) -> None:
     """The keywords of a call with ``choices=``, as the last overloads check them."""

@@ -1,13 +1,23 @@
-"""``MemoryStore``: conversations in this process's memory (the default without a store)."""
+"""``MemoryStore``: conversations and durable runs in this process's memory.
+
+The default place of conversations without a store. As ``Runtime(store=...)``
+it journals runs too, for one process: a run survives an exception (run it
+again with its ``run_id``) and pauses for a person, never the process.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager
 
+from openprogram._pause import PendingCall
 from openprogram.exceptions import OpenProgramError
 from openprogram.messages import Message
+from openprogram.stores._runs import Decision, RunRecord, RunStatus, Step, StoredRun
 from openprogram.stores._turns import Turns
 
 __all__ = ["MemoryStore", "conflict"]
@@ -34,6 +44,7 @@ class MemoryStore:
         self._lock = threading.Lock()
         self._conversations: dict[str, list[Message]] = {}
         self._turns = Turns()
+        self._runs: dict[str, _Run] = {}
 
     def __repr__(self) -> str:
         return f"MemoryStore({len(self._conversations)} conversation(s))"
@@ -56,6 +67,101 @@ class MemoryStore:
             if len(stored) != start:
                 raise conflict(conversation_id, start, len(stored))
             stored.extend(messages)
+
+    # -- durable runs (``RunStore``) ----------------------------------------------------------
+
+    def open_run(
+        self, run_id: str, *, content: str, options: str, fresh: bool = False
+    ) -> AbstractAsyncContextManager[StoredRun]:
+        """Hold ``run_id`` for the block (in this process), create it or mark it running, and
+        yield what it holds (see ``RunStore``; in memory, a fresh run is created at once)."""
+        del fresh
+        return self._opened(run_id, content, options)
+
+    @contextlib.asynccontextmanager
+    async def _opened(self, run_id: str, content: str, options: str) -> AsyncIterator[StoredRun]:
+        async with self._turns.hold(f"run:{run_id}"):
+            with self._lock:
+                run = self._runs.get(run_id)
+                if run is None:
+                    now = time.time()
+                    record = RunRecord(
+                        run_id=run_id,
+                        status="running",
+                        content=content,
+                        options=options,
+                        created=now,
+                        updated=now,
+                    )
+                    run = self._runs[run_id] = _Run(record)
+                stored = run.stored()
+                run.record = dataclasses.replace(run.record, status="running")
+            yield stored
+
+    async def record_steps(
+        self,
+        run_id: str,
+        steps: Sequence[Step],
+        *,
+        status: RunStatus | None = None,
+        pending: Sequence[PendingCall] = (),
+        error: str | None = None,
+    ) -> None:
+        """Write steps and, with ``status``, end the run (see ``RunStore``)."""
+        with self._lock:
+            run = self._run(run_id)
+            for step in steps:
+                run.steps[step.key, step.kind] = step
+            if status is not None:
+                run.record = dataclasses.replace(
+                    run.record,
+                    status=status,
+                    pending=tuple(pending),
+                    error=error,
+                    updated=time.time(),
+                )
+
+    async def record_decisions(self, run_id: str, decisions: Sequence[Decision]) -> None:
+        """Write decisions about paused calls (see ``RunStore``)."""
+        with self._lock:
+            run = self._run(run_id)
+            for decision in decisions:
+                run.decisions[decision.path] = decision
+
+    async def load_run(self, run_id: str) -> StoredRun | None:
+        """Everything stored of ``run_id`` (``None``: no such run)."""
+        with self._lock:
+            run = self._runs.get(run_id)
+            return run.stored() if run is not None else None
+
+    async def list_runs(self) -> tuple[RunRecord, ...]:
+        """Every run's record, oldest first."""
+        with self._lock:
+            return tuple(sorted((r.record for r in self._runs.values()), key=lambda r: r.created))
+
+    def _run(self, run_id: str) -> _Run:
+        run = self._runs.get(run_id)
+        if run is None:
+            raise OpenProgramError(f"MemoryStore: no run {run_id!r}; open it with open_run first")
+        return run
+
+
+class _Run:
+    """One run in memory: its record, steps by (key, kind), decisions by path."""
+
+    __slots__ = ("decisions", "record", "steps")
+
+    def __init__(self, record: RunRecord) -> None:
+        self.record = record
+        self.steps: dict[tuple[str, str], Step] = {}
+        self.decisions: dict[str, Decision] = {}
+
+    def stored(self) -> StoredRun:
+        return StoredRun(
+            record=self.record,
+            steps=tuple(self.steps.values()),
+            decisions=tuple(self.decisions.values()),
+        )
 
 
 def conflict(conversation_id: str, start: int, stored: int) -> OpenProgramError:

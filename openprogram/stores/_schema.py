@@ -7,6 +7,10 @@ openprogram (more migrations than this one knows) is refused, never guessed at.
 
 Migration 1: conversations (one row per message, its JSON as ``encode_message``
 writes it) and leases (who holds a conversation's turn, until when).
+Migration 2: durable runs: one row per run (status, the root exec's content
+and options, pending calls as JSON), one per batch of journaled steps (the
+steps one transaction wrote, as a JSON array: one row costs a third of a row
+per step), one per decision about a paused call.
 Later kinds of state add their tables as migration 2, 3, ...: append a function
 to ``MIGRATIONS``; never edit one that has shipped.
 """
@@ -43,7 +47,43 @@ def _conversations(db: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: tuple[Migration, ...] = (_conversations,)
+def _runs(db: sqlite3.Connection) -> None:
+    db.execute(
+        """CREATE TABLE openprogram_runs (
+            run_id TEXT PRIMARY KEY,
+            status TEXT NOT NULL,
+            content TEXT NOT NULL,
+            options TEXT NOT NULL,
+            created REAL NOT NULL,
+            updated REAL NOT NULL,
+            pending TEXT NOT NULL,
+            error TEXT
+        ) WITHOUT ROWID"""
+    )
+    # A rowid table: a batch of steps (model replies) may be many kilobytes, too big for
+    # a row of a WITHOUT ROWID table; the primary key is its own index.
+    db.execute(
+        """CREATE TABLE openprogram_steps (
+            run_id TEXT NOT NULL,
+            batch INTEGER NOT NULL,
+            steps TEXT NOT NULL,
+            PRIMARY KEY (run_id, batch)
+        )"""
+    )
+    db.execute(
+        """CREATE TABLE openprogram_decisions (
+            run_id TEXT NOT NULL,
+            path TEXT NOT NULL,
+            call_id TEXT NOT NULL,
+            approved INTEGER NOT NULL,
+            reason TEXT,
+            arguments_hash TEXT NOT NULL,
+            PRIMARY KEY (run_id, path)
+        ) WITHOUT ROWID"""
+    )
+
+
+MIGRATIONS: tuple[Migration, ...] = (_conversations, _runs)
 """Every migration, oldest first; ``MIGRATIONS[n]`` takes a file from version n to n + 1."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -130,12 +130,13 @@ class DecisionMenu:
             raise PickError(f"unknown option {quoted(name)}; the options are {options}")
         return Picked(choice, _validate(choice, args))
 
-    async def run(self, picked: Picked, runtime: Any) -> Any:
+    async def run(self, picked: Picked, runtime: Any, *, idempotency_key: str | None = None) -> Any:
         """Carry out a pick: run the function, or return the value or the fields.
 
         Args:
             picked: A valid pick from ``pick``.
             runtime: The runtime to inject and to make current while a function runs.
+            idempotency_key: The pick's ``ToolContext.idempotency_key`` (a durable run's).
         """
         choice = picked.choice
         if choice.kind == "value":
@@ -146,8 +147,10 @@ class DecisionMenu:
         # that offered it: its execs get no agentic system prompt (an agentic pick sets its own).
         with use_current_runtime(runtime), use_current_frame(None):
             if choice.tool is not None:
-                return await _run_tool(choice, choice.tool, picked.arguments, runtime)
-            return await _run_function(choice, picked.arguments, runtime)
+                return await _run_tool(
+                    choice, choice.tool, picked.arguments, runtime, idempotency_key
+                )
+            return await _run_function(choice, picked.arguments, runtime, idempotency_key)
 
 
 class DecisionTurns:
@@ -253,7 +256,9 @@ def _invalid(choice: Choice, violations: Any) -> str:
 # -- running a pick --------------------------------------------------------------------------
 
 
-async def _run_function(choice: Choice, arguments: Mapping[str, Any], runtime: Any) -> Any:
+async def _run_function(
+    choice: Choice, arguments: Mapping[str, Any], runtime: Any, idempotency_key: str | None
+) -> Any:
     schema, fn = choice.function_schema, choice.fn
     # function options always carry both
     assert schema is not None
@@ -267,6 +272,7 @@ async def _run_function(choice: Choice, arguments: Mapping[str, Any], runtime: A
             tool_name=schema.name,  # the function's real name, as gates and approval saw it
             runtime=runtime,
             deps=getattr(runtime, "deps", None),
+            idempotency_key=idempotency_key,
         )
     if schema.is_async:
         return await fn(**kwargs)
@@ -274,12 +280,19 @@ async def _run_function(choice: Choice, arguments: Mapping[str, Any], runtime: A
     return await value if inspect.isawaitable(value) else value
 
 
-async def _run_tool(choice: Choice, tool: Tool, arguments: Mapping[str, Any], runtime: Any) -> Any:
+async def _run_tool(
+    choice: Choice,
+    tool: Tool,
+    arguments: Mapping[str, Any],
+    runtime: Any,
+    idempotency_key: str | None,
+) -> Any:
     context = ToolContext(
         call_id="decision",
         tool_name=tool.name,
         runtime=runtime,
         deps=getattr(runtime, "deps", None),
+        idempotency_key=idempotency_key,
     )
     result = await tool.execute(arguments, context)
     if result.is_error:

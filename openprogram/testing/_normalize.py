@@ -9,20 +9,12 @@ differs, for the ``ReplayMissError`` message.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from openprogram.messages import (
-    ImageContent,
-    Message,
-    ThinkingContent,
-    ToolCall,
-    ToolResultMessage,
-    UserMessage,
-)
+from openprogram.durable import normal_message
 from openprogram.providers.base import ProviderRequest
 
 __all__ = ["closest_difference", "normalize_request", "request_key"]
@@ -39,7 +31,7 @@ def normalize_request(request: ProviderRequest) -> dict[str, Any]:
     return {
         "model": request.model,
         "system": request.system,
-        "messages": [_message(m, call_id) for m in request.messages],
+        "messages": [normal_message(m, call_id) for m in request.messages],
         "tools": [
             {
                 "name": t.get("name"),
@@ -62,48 +54,6 @@ def normalize_request(request: ProviderRequest) -> dict[str, Any]:
             if getattr(request, name) is not None
         },
     }
-
-
-def _message(message: Message, call_id: Any) -> dict[str, Any]:
-    if isinstance(message, UserMessage):
-        if isinstance(message.content, str):
-            return {"role": "user", "content": message.content}
-        return {
-            "role": "user",
-            "content": [
-                {
-                    "type": "image",
-                    "mime_type": b.mime_type,
-                    "sha256": hashlib.sha256(base64.b64decode(b.data)).hexdigest(),
-                }
-                if isinstance(b, ImageContent)
-                else {"type": "text", "text": b.text}
-                for b in message.content
-            ],
-        }
-    if isinstance(message, ToolResultMessage):
-        return {
-            "role": "tool",
-            "call_id": call_id(message.call_id),
-            "tool_name": message.tool_name,
-            "content": message.content,
-            "is_error": message.is_error,
-        }
-    blocks: list[dict[str, Any]] = []
-    for block in message.content:
-        if isinstance(block, ToolCall):
-            blocks.append(
-                {
-                    "type": "tool_call",
-                    "id": call_id(block.id),
-                    "name": block.name,
-                    "arguments": dict(block.arguments),
-                }
-            )
-        else:
-            kind = "thinking" if isinstance(block, ThinkingContent) else "text"
-            blocks.append({"type": kind, "text": block.text})
-    return {"role": "assistant", "content": blocks}
 
 
 def request_key(normalized: Mapping[str, Any]) -> str:

@@ -103,7 +103,7 @@ def test_the_default_registry_wins_and_a_registry_beside_it_is_named(
         ),
         (["run", "examples.trip_planer:plan_trip"], "did you mean 'examples.trip_planner'"),
         (["run", "exampels.trip_planner:plan_trip"], "did you mean 'examples'?"),
-        (["rn", "x:y"], "unknown command 'rn'; did you mean 'run'?"),
+        (["rn", "x:y"], "unknown command 'rn'; did you mean 'run' or 'runs'?"),
         (
             ["tools", "--module", "examples.file_organizer", "--explain", "move_fle"],
             "did you mean 'move_file'?",

@@ -90,12 +90,12 @@ def test_the_file_has_a_schema_version_and_wal(tmp_path: Path) -> None:
     path = tmp_path / "chats.sqlite"
     SQLiteStore(path).close()
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT version FROM openprogram_schema").fetchall() == [(1,)]
+        assert db.execute("SELECT version FROM openprogram_schema").fetchall() == [(2,)]
         assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     db.close()
     assert {"openprogram_schema", "openprogram_messages", "openprogram_leases"} <= tables
-    assert SCHEMA_VERSION == 1
+    assert SCHEMA_VERSION == 2
 
 
 def test_an_older_file_is_migrated_and_a_newer_one_refused(tmp_path: Path) -> None:

@@ -1,0 +1,49 @@
+"""The stores durable runs are tested on: one suite, parametrised.
+
+``store`` is an empty store of each kind that keeps runs (``MemoryStore``,
+``SQLiteStore``); ``place`` names a store that processes share, as
+``_refunds.open_store`` reads it (``sqlite:PATH``), for tests with real
+processes. Another store joins the suite by adding its kind to ``KINDS`` (and
+to ``SHARED`` when processes can share it) and a branch to ``_refunds.open_store``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from openprogram.stores import MemoryStore
+
+from ._refunds import open_store
+
+KINDS = ("memory", "sqlite")
+"""Every kind of store the in-process tests run on."""
+SHARED = ("sqlite",)
+"""The kinds that several processes share (the kill and cross-process tests)."""
+
+
+def _place(kind: str, folder: Path) -> str:
+    assert kind == "sqlite"
+    return f"sqlite:{folder / 'runs.sqlite'}"
+
+
+@pytest.fixture(params=KINDS)
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    """An empty store of each kind, closed when the test ends."""
+    if request.param == "memory":
+        yield MemoryStore()
+        return
+    opened = open_store(_place(request.param, tmp_path))
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+@pytest.fixture(params=SHARED)
+def place(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A store place that processes share, empty."""
+    return _place(request.param, tmp_path)
