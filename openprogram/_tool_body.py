@@ -24,7 +24,7 @@ from openprogram._tool_types import ToolContext, ToolResult, result_text, takes_
 from openprogram.context import resolve_runtime
 from openprogram.exceptions import ToolError
 
-if TYPE_CHECKING:  # tools.py loads this module on a tool's first call
+if TYPE_CHECKING:  # tools/_tool.py loads this module on a tool's first call
     from openprogram.schema import FunctionSchema
     from openprogram.tools import Tool
 

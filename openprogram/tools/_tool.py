@@ -1,4 +1,4 @@
-"""``Tool``, the one unit every layer handles, and the coercion of tool-like values.
+"""``Tool``, the one unit every layer handles.
 
 A ``Tool`` couples a model-facing surface (name, description, JSON Schema
 parameters) with a way to run it (a Python function, or an ``execute``
@@ -10,11 +10,8 @@ failures: bad arguments, exceptions and timeouts come back as
 
 from __future__ import annotations
 
-import contextlib
-import inspect
 import json
 import time
-import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic, Literal, TypeAlias, cast
 
@@ -23,9 +20,7 @@ from typing_extensions import ParamSpec, TypeVar
 from openprogram._tool_types import (
     TOOL_NAME_PATTERN,
     ToolContext,
-    ToolErrorKind,
     ToolResult,
-    result_text,
     takes_context,
     truncate,
 )
@@ -35,19 +30,13 @@ from openprogram.schema import ArgumentsError, FunctionSchema, derive_schema, js
 
 __all__ = [
     "DEFAULT_MAX_RESULT_CHARS",
-    "TOOL_NAME_PATTERN",
     "ApprovalRule",
+    "P",
+    "R",
     "Tool",
-    "ToolContext",
     "ToolEffect",
-    "ToolErrorKind",
     "ToolKind",
     "ToolLike",
-    "ToolResult",
-    "result_text",
-    "to_tool",
-    "to_tools",
-    "truncate",
 ]
 
 DEFAULT_MAX_RESULT_CHARS = 30_000
@@ -389,69 +378,6 @@ class Tool(Generic[P, R]):
             input=options.pop("input", None),
         )
         return cls(name=schema.name, fn=fn, schema=schema, **options)
-
-
-_coerced: weakref.WeakKeyDictionary[Any, Tool] = weakref.WeakKeyDictionary()
-
-
-def to_tool(obj: ToolLike, *, index: int | None = None) -> Tool:
-    """Coerce one tool-like value into a ``Tool``.
-
-    Raises:
-        TypeError: ``obj`` is of no tool-like form (the message names it).
-    """
-    if isinstance(obj, Tool):
-        return obj
-    inner = getattr(obj, "__openprogram_tool__", None)
-    if isinstance(inner, Tool):
-        return inner
-    if isinstance(obj, Mapping) and "spec" in obj and "execute" in obj:
-        return _from_spec(obj["spec"], obj["execute"], where=_where(obj, index))
-    if hasattr(obj, "spec") and hasattr(obj, "execute") and not inspect.isclass(obj):
-        return _from_spec(obj.spec, obj.execute, where=_where(obj, index))
-    if callable(obj) and not inspect.isclass(obj):
-        try:
-            cached = _coerced.get(obj)
-        except TypeError:  # unhashable callables are derived afresh each time
-            cached = None
-        if cached is not None:
-            return cached
-        tool = Tool.from_function(obj)
-        with contextlib.suppress(TypeError):  # not weak-referenceable: fine, just not cached
-            _coerced[obj] = tool
-        return tool
-    raise TypeError(
-        f"{_where(obj, index)} is not a tool: pass a Tool, an @agentic_function, a plain "
-        'function, a {"spec": {...}, "execute": f} dict, or an object with .spec and .execute'
-    )
-
-
-def to_tools(objs: Sequence[ToolLike]) -> list[Tool]:
-    """Coerce a ``tools=[...]`` list, naming the position of a bad entry."""
-    if isinstance(objs, str | bytes | Mapping):
-        raise TypeError(f"tools= must be a list of tools, got {type(objs).__name__}")
-    return [to_tool(obj, index=i) for i, obj in enumerate(objs)]
-
-
-def _from_spec(spec: Any, execute: Any, *, where: str) -> Tool:
-    if not isinstance(spec, Mapping) or not isinstance(spec.get("name"), str):
-        raise TypeError(f"{where}: spec must be a dict with a string 'name'")
-    if not callable(execute):
-        raise TypeError(f"{where}: execute must be callable")
-    params = spec.get("parameters") or spec.get("input_schema")
-    if params is not None and not isinstance(params, Mapping):
-        raise TypeError(f"{where}: spec 'parameters' must be a JSON Schema object")
-    return Tool(
-        name=spec["name"],
-        description=str(spec.get("description") or spec["name"]),
-        parameters=params or {"type": "object", "properties": {}},
-        execute=execute,
-    )
-
-
-def _where(obj: Any, index: int | None) -> str:
-    pos = f"tools[{index}]" if index is not None else "tool"
-    return f"{pos} ({obj!r:.60})"
 
 
 def _names(value: str | Sequence[str]) -> tuple[str, ...]:
