@@ -3,8 +3,13 @@
 ``plan_trip`` is an agentic function: its body runs a tool loop. Among the
 tools it offers is ``research_destination``, another agentic function whose
 own loop inherits the planner's menu (weather, calendar; not itself, through
-``tools_deny``) — a sub-agent in three lines. Runs against any provider::
+``tools_deny``) — a sub-agent in three lines. Each model call has an output
+limit (``max_tokens``): the facts come from the tools, and a plan of a few
+sentences needs no more, where the default embedded 0.5B model, unbounded,
+wrote on for minutes. Runs on the embedded model by default, or on any
+provider::
 
+    python examples/trip_planner.py Paris --month June
     python examples/trip_planner.py --model openai:gpt-4o-mini "Paris"
 """
 
@@ -21,6 +26,13 @@ _WEATHER = {
     "tokyo": ("cloudy", 24),
     "rome": ("sunny", 27),
 }
+
+
+RESEARCH_TOKENS = 160
+"""Output limit of each model call of the research (two sentences, or a call)."""
+PLAN_TOKENS = 320
+"""Output limit of each model call of the planner: a short plan. Unbounded, the default
+embedded model wrote plans looping over made-up lists (up to 2.5 minutes a run)."""
 
 
 @function(register_globally=False)
@@ -59,6 +71,7 @@ def research_destination(city: str, runtime: Runtime) -> str:
             f"Find the current weather in {city} with get_weather, then suggest two activities "
             "that suit that weather. Answer in two sentences.",
             tools_deny=["research_destination"],  # the planner's menu, minus itself
+            max_tokens=RESEARCH_TOKENS,
         )
     )
 
@@ -77,6 +90,7 @@ def plan_trip(destination: str, runtime: Runtime, month: str = "June") -> str:
             "the weather and activities and free_weekends for the dates, then write a short "
             "plan that names the weather and the free weekends.",
             tools=[research_destination, get_weather, free_weekends],
+            max_tokens=PLAN_TOKENS,
         )
     )
 

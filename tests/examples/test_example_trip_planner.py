@@ -61,3 +61,9 @@ def test_tools_run_at_the_right_depth_with_their_results_fed_back() -> None:
 def test_weather_units_and_unknown_cities() -> None:
     assert trip.get_weather("Rome", units="fahrenheit") == "Rome: sunny, 81 F"
     assert trip.get_weather("Oslo") == "Oslo: clear, 19 C"
+
+
+def test_each_model_call_has_an_output_limit() -> None:
+    _, provider, _ = run_planner()
+    plan, research = trip.PLAN_TOKENS, trip.RESEARCH_TOKENS
+    assert [r.max_tokens for r in provider.requests] == [plan, research, research, plan, plan]
