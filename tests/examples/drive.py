@@ -107,8 +107,12 @@ def run_trip_planner(seed: int, *, timeout: float = 600.0) -> Outcome:
     printed = _printed(done)
     text = printed.lower()
     weather_named = any(word in text for word in trip_weather_words(trip))
-    weekend_named = f"{trip.month.lower()} 6-7" in text or f"{trip.month.lower()} 20-21" in text
-    ok = done.returncode == 0 and weather_named and weekend_named
+    month = trip.month.lower()
+    weekend_named = f"{month} 6-7" in text or f"{month} 20-21" in text
+    other = [m for m in generated.MONTHS if m.lower() != month and f"{m.lower()} 6-7" in text]
+    plan = printed.rsplit("\n\nWeather: ", 1)[0].strip()  # the model's part, before the facts
+    wrote = len(plan) >= 40 and not plan.startswith("exit ")
+    ok = done.returncode == 0 and weather_named and weekend_named and not other and wrote
     return Outcome(trip.describe(), ok, f"printed {printed!r}", seconds)
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = [
+    "MONTHS",
     "FileSet",
     "Ticket",
     "Trip",
@@ -95,7 +96,7 @@ def file_set(seed: int, *, size: tuple[int, int] = (4, 8)) -> FileSet:
 
 # -- support tickets (examples/ticket_router.py) ------------------------------------------
 
-_MONTHS = (
+MONTHS = (
     "January", "February", "March", "April", "May", "June", "July", "August", "September",
     "October", "November", "December",
 )  # fmt: skip
@@ -199,4 +200,4 @@ class Trip:
 def trip(seed: int) -> Trip:
     """A city from ``CITIES`` and a month."""
     rng = random.Random(f"trip-{seed}")
-    return Trip(seed=seed, city=rng.choice(CITIES), month=rng.choice(_MONTHS))
+    return Trip(seed=seed, city=rng.choice(CITIES), month=rng.choice(MONTHS))
