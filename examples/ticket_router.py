@@ -2,8 +2,11 @@
 
 ``exec(choices=...)`` makes the model's closing reply a decision among named
 options: a function to run (its arguments chosen by the model), or a plain
-value. The first reply must look the order up (``tool_choice="required"``):
-left free, the default embedded 0.5B model picked a step without looking. The
+value. The program finds the order ids in the ticket and names them in the
+request (the default embedded 0.5B model looked up the example id of
+``lookup_order``'s description, or made one up, on 1 of 10 generated tickets),
+and the first reply must look the order up (``tool_choice="required"``):
+left free, the model picked a step without looking. The
 answer to a customer is written by the program from the order book, the model
 only naming the order: its own answers copied the option's description or
 misstated the dates. Runs on the embedded model by default, or on any
@@ -18,9 +21,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 
 from openprogram import Runtime, ToolContext, agentic_function, function
+
+ORDER_ID = re.compile(r"\b[A-Z]{1,3}-\d{3,6}\b", re.IGNORECASE)
+"""What an order id looks like: "A-1001"."""
 
 ORDERS = {"A-1001": "paid twice on 2026-11-02", "A-1002": "delivered on 2026-10-28"}
 """The order book used unless ``Runtime(deps={"orders": {...}})`` (``--orders``) gives one."""
@@ -31,7 +38,7 @@ def lookup_order(order_id: str, ctx: ToolContext) -> str:
     """Look up an order's status.
 
     Args:
-        order_id: Order id like "A-1001".
+        order_id: The order id the ticket names, as it writes it.
     """
     return _orders(ctx.deps).get(order_id.strip().upper(), "no such order")
 
@@ -64,8 +71,10 @@ def route_ticket(ticket: str, runtime: Runtime) -> object:
         status = orders.get(order_id.strip().upper(), "not found")
         return f"replied: your order {order_id.strip().upper()} is {status}."
 
+    named = ORDER_ID.findall(ticket)  # the program reads the ids: the model misread them
+    about = f" It names order {', '.join(named)}." if named else ""
     return runtime.exec(
-        f"Support ticket: {ticket!r}. Check the order if one is mentioned, then decide.",
+        f"Support ticket: {ticket!r}.{about} Check the order if one is mentioned, then decide.",
         tools=[lookup_order],
         tool_choice="required",  # look the order up first; the decision comes after
         choices={

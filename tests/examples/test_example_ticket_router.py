@@ -66,3 +66,10 @@ def test_a_bad_pick_is_asked_again_once_then_fails() -> None:
     assert len(provider.requests) == 2
     with pytest.raises(DecisionError):
         route('{"call": "cancel"}', '{"call": "delete_account"}')
+
+
+def test_the_request_names_the_order_ids_the_ticket_holds() -> None:
+    provider = ScriptedProvider(['{"call": "escalate"}'])
+    router.route_ticket("I paid twice for r-5968 and B-12", runtime=Runtime(provider))
+    asked = str(provider.requests[0].messages[0].content)
+    assert "It names order r-5968." in asked
