@@ -16,7 +16,7 @@ import pytest
 from openprogram import Runtime
 from openprogram.providers.local import LOCAL_MODEL, PROFILES
 
-from .._helpers import drive, request
+from .._helpers import drive, fail, request
 from .._server import Reply, WireServer
 from ._gbnf import accepts
 from ._llama import answered, call_chunks, completion, names, provider
@@ -63,7 +63,31 @@ def test_a_repeat_beside_other_tools_is_asked_again_for_an_answer(
     assert names(first) == ["lookup_order", "refund_order"]
     assert "chat_template_kwargs" not in second  # no function, not even the unrepeated one
     assert not accepts(second["grammar"], listed(REFUND_A1))
+    bare = json.dumps({"name": "refund_order", "arguments": {"order_id": "A-1"}})
+    assert not accepts(second["grammar"], bare)  # nor a call written as the answer
     assert second["messages"] == first["messages"]  # the same conversation, asked again
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
+def test_a_new_call_written_as_the_answer_is_read_as_that_call(
+    wire: WireServer, stream: bool
+) -> None:
+    written = json.dumps({"name": "refund_order", "arguments": {"order_id": "A-1"}})
+    answer = call_chunks(written) if stream else Reply(body=completion(written))
+    wire.push(calls(LOOKUP_AGAIN), answer)
+    run = drive(provider(wire, stream=stream), request(*LOOKED_UP, tools=(LOOKUP, REFUND)))
+    (made,) = run.message.tool_calls
+    assert (made.name, made.arguments) == REFUND_A1
+    assert run.message.text == ""  # never an answer
+
+
+def test_a_repeated_call_written_as_the_answer_fails_the_call(wire: WireServer) -> None:
+    written = "```json\n" + listed(LOOKUP_AGAIN) + "\n```"
+    wire.push(calls(LOOKUP_AGAIN), Reply(body=completion(written)))
+    run = fail(provider(wire), request(*LOOKED_UP, tools=(LOOKUP, REFUND)))
+    assert run.error is not None
+    assert "wrote calls already made as text" in run.error.message
+    assert len(wire.requests) == 2  # the re-ask was the one chance
 
 
 class Desk:

@@ -44,8 +44,9 @@ array ::= "[" ws (value ws ("," ws value ws)*)? "]"
 text ::= [^\[`\x00-\x20] [^\x00]*
 """
 
-ANSWER_GRAMMAR = "root ::= text\ntext ::= [^\\[`\\x00-\\x20] [^\\x00]*\n"
-"""A plain answer only: it cannot open a call."""
+ANSWER_GRAMMAR = "root ::= text\ntext ::= [^\\[{`\\x00-\\x20] [^\\x00]*\n"
+"""A plain answer only: it cannot open a call, nor write one as JSON text (no leading ``{``).
+Asked for an answer after repeating a call, this model wrote the call as its answer."""
 
 
 def _literal(value: Any) -> str:

@@ -21,6 +21,7 @@ from openprogram.providers.base import ProviderEvent, ResponseDone, TextDelta
 from openprogram.providers.local._guards._calls import (
     Broken,
     CallScanner,
+    ParsedCalls,
     fresh_calls,
     opens_calls,
     read_calls,
@@ -171,6 +172,8 @@ def _final(
             cut = watch.close() if watch and watch.text else whole_cut(message.text)
         if cut is not None:
             return _looped(message.text, cut, message.usage, sent.model)
+        if sent.answer_only and not message.tool_calls:
+            return _answer_not_call(message, sent)
         trailing = sent.profile.runs("trailing_calls") and _may_call(sent) and offered
         told = trailing_calls(message.text, offered) if trailing else None
         if told is None:
@@ -184,6 +187,26 @@ def _final(
         note = " (cut at the output limit)" if message.stop_reason == "length" else ""
         raise BrokenReply(parsed.why + note, message)
     return _settled(list(parsed.calls), sent, picks, message)
+
+
+def _answer_not_call(message: AssistantMessage, sent: LocalRequest) -> AssistantMessage:
+    """A plain answer asked for, checked: a call written as text is never an answer.
+
+    Calls of the request's tools written as the whole reply (a JSON object or
+    list, fenced or not) become those calls when any is new; if all were made
+    already, the reply is broken (the provider raises: it was the re-ask).
+    """
+    offered = {str(spec.get("name")) for spec in sent.tools}
+    if not offered or not opens_calls(message.text):
+        return message
+    written = read_calls(message.text, offered)
+    if not isinstance(written, ParsedCalls):
+        return message
+    fresh = fresh_calls(list(written.calls), sent.messages, sent.tools)
+    if not fresh:
+        raise BrokenReply("asked for an answer, it wrote calls already made as text", message)
+    _log.info("the local model wrote a call as its answer; it is read as that call")
+    return shape_reply(message, fresh)
 
 
 def _settled(
