@@ -80,6 +80,21 @@ class Leases:
             # A worker thread finishes the delete even if this task is cancelled meanwhile.
             await asyncio.shield(self._database.run(partial(_free, name=name, owner=owner)))
 
+    def claim(self, db: Connection, name: str, owner: str) -> float:
+        """Take the lease ``name`` for ``owner`` in the transaction of ``db``: 0 when taken,
+        else the seconds to wait; the caller keeps it with ``renewing`` and frees it with
+        ``free``."""
+        return self._take(db, name=name, owner=owner)
+
+    def renewing(self, name: str, owner: str) -> asyncio.Task[None]:
+        """Renew a lease taken with ``claim`` every third of its length, on this loop, until
+        the task is cancelled."""
+        return asyncio.ensure_future(self._renew_every_third(name, owner))
+
+    async def free(self, name: str, owner: str) -> None:
+        """Free a lease taken with ``claim`` (nothing when another holds it now)."""
+        await asyncio.shield(self._database.run(partial(_free, name=name, owner=owner)))
+
     def _take(self, db: Connection, *, name: str, owner: str) -> float:
         """One attempt: 0 when taken, else the seconds to wait before the next."""
         row = db.execute(self._read_sql, {"name": name}).first()
