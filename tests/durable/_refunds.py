@@ -145,7 +145,7 @@ def open_store(place: str) -> Any:
     if kind == "sqlite":
         return SQLiteStore(where)
     if kind == "dbos":
-        from openprogram.stores.dbos import DBOSStore  # noqa: PLC0415 - needs the extra
+        from openprogram.stores.dbos import DBOSStore
 
         return DBOSStore(where)
     raise ValueError(f"unknown store place {place!r}")

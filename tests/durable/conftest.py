@@ -3,8 +3,9 @@
 ``store`` is an empty store of each kind that keeps runs (``MemoryStore``,
 ``SQLiteStore``, ``DBOSStore`` on SQLite and on PostgreSQL); ``place`` names a
 store that processes share, as ``_refunds.open_store`` reads it
-(``sqlite:PATH``, ``dbos:URL``), for tests with real processes. Another store joins the suite by adding its kind to ``KINDS`` (and
-to ``SHARED`` when processes can share it) and a branch to ``_refunds.open_store``.
+(``sqlite:PATH``, ``dbos:URL``), for tests with real processes. Another store
+joins the suite by adding its kind to ``KINDS`` (and to ``SHARED`` when
+processes can share it) and a branch to ``_refunds.open_store``.
 """
 
 from __future__ import annotations

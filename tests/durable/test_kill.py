@@ -27,7 +27,9 @@ def test_killed_and_restarted_runs_redo_nothing_finished(place: str, tmp_path: P
     trials_here = TRIALS[place.partition(":")[0]]
     with ThreadPoolExecutor(2) as pool:  # two children at a time: each trial mostly waits
         trials = list(
-            pool.map(lambda seed: kill_trial(seed, place, tmp_path / f"log-{seed}"), range(trials_here))
+            pool.map(
+                lambda seed: kill_trial(seed, place, tmp_path / f"log-{seed}"), range(trials_here)
+            )
         )
     assert [t.reexecuted for t in trials if t.reexecuted] == []
     assert [t.seed for t in trials if max(t.side_effects.values()) > 1] == []

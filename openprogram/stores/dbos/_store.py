@@ -18,8 +18,9 @@ from openprogram.stores._runs import Decision, RunRecord, RunStatus, Step, Store
 from openprogram.stores._turns import Turns
 from openprogram.stores.dbos._engine import StoreDatabase, shown
 from openprogram.stores.dbos._lease import Leases
-from openprogram.stores.dbos._runs import DBOSRuns
+from openprogram.stores.dbos._queue import Enqueuer, dbos_url
 from openprogram.stores.dbos._rows import append_rows, read_rows
+from openprogram.stores.dbos._runs import DBOSRuns
 from openprogram.stores.dbos._schema import migrate
 
 __all__ = ["DBOSStore"]
@@ -78,6 +79,7 @@ class DBOSStore:
         self._leases = Leases(self._database, lease_s)
         self._turns = Turns()
         self._runs = DBOSRuns(self._database, self._leases, self._turns)
+        self._enqueuer = Enqueuer(dbos_url(self._database.url))
 
     @property
     def database_url(self) -> str:
@@ -89,6 +91,7 @@ class DBOSStore:
 
     def close(self) -> None:
         """Close the store's connections (idempotent)."""
+        self._enqueuer.close()
         self._database.close()
 
     def __enter__(self) -> DBOSStore:
@@ -165,3 +168,8 @@ class DBOSStore:
     async def list_runs(self) -> tuple[RunRecord, ...]:
         """Every run's record, oldest first."""
         return await self._runs.list_runs()
+
+    async def enqueue_run(self, run_id: str, workflow_id: str) -> None:
+        """Queue an execution of ``run_id`` for the workers (see ``RunQueue``; use
+        ``runtime.submit``, which writes the run's record first)."""
+        await self._enqueuer.aenqueue(run_id, workflow_id)
