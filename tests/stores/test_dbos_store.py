@@ -60,9 +60,10 @@ def test_the_database_holds_a_schema_version_and_the_store_tables(
     DBOSStore(database_url).close()  # a second opening finds it current
     with engine.connect() as db:
         rows = db.exec_driver_sql("SELECT id, version FROM openprogram_dbos_schema").all()
-        assert rows == [(1, 1)]
+        assert rows == [(1, 2)]
     tables = set(sa.inspect(engine).get_table_names())
     assert {"openprogram_dbos_schema", "openprogram_messages", "openprogram_leases"} <= tables
+    assert {"openprogram_runs", "openprogram_steps", "openprogram_decisions"} <= tables
 
 
 def test_an_older_database_is_migrated_and_a_newer_one_refused(
