@@ -83,12 +83,12 @@ def main() -> None:
     args = parser.parse_args()
     server = os.environ.get("OPENPROGRAM_TEST_POSTGRES_URL")
     if not server:
-        sys.exit("set OPENPROGRAM_TEST_POSTGRES_URL (eval \"$(bash scripts/postgres.sh start)\")")
+        sys.exit('set OPENPROGRAM_TEST_POSTGRES_URL (eval "$(bash scripts/postgres.sh start)")')
     folder = Path(os.environ.get("TMPDIR", "/tmp"))
     results: dict[int, list[float]] = {1: [], 2: [], 3: []}
     for _ in range(args.rounds):
-        for count in results:
-            results[count].append(one(server, count, args.runs, args.concurrency, folder))
+        for count, rates in results.items():
+            rates.append(one(server, count, args.runs, args.concurrency, folder))
     for count, rates in results.items():
         spread = ", ".join(f"{r:.1f}" for r in rates)
         print(f"{count} worker(s): {statistics.median(rates):.1f} runs/s (rounds: {spread})")

@@ -116,7 +116,8 @@ class StoredRun:
 
 @runtime_checkable
 class RunStore(Protocol):
-    """What a store does for durable runs (``MemoryStore`` and ``SQLiteStore`` do it)."""
+    """What a store does for durable runs (``MemoryStore``, ``SQLiteStore`` and ``DBOSStore``
+    do it)."""
 
     def open_run(
         self, run_id: str, *, content: str, options: str, fresh: bool = False

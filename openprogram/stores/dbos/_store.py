@@ -1,4 +1,5 @@
-"""``DBOSStore``: conversations in the database DBOS uses, shared by processes on many hosts."""
+"""``DBOSStore``: conversations and durable runs in the database DBOS uses, shared by processes
+on many hosts, and the queue worker processes take runs from."""
 
 from __future__ import annotations
 
@@ -33,8 +34,10 @@ class DBOSStore:
     ``database_url`` is DBOS's system database: ``"sqlite:///runs.sqlite"`` (a
     file, shared by the processes of one machine) or ``"postgresql://user:password@host:5432/runs"``
     (a database that is created when missing, as DBOS creates its own). The
-    store keeps conversations in tables of its own there (``openprogram_*``,
-    beside DBOS's), with the guarantees of ``SQLiteStore``: each message one
+    store keeps conversations and durable runs in tables of its own there
+    (``openprogram_*``, beside DBOS's), with the guarantees of ``SQLiteStore``
+    (runs: see docs/durable.md; worker processes take runs submitted with
+    ``runtime.submit`` from its DBOS queue: docs/scale-out.md). Conversations: each message one
     row, written when its send ends in one short transaction; sends on one
     conversation take turns across threads, processes and hosts through a
     lease row, renewed every third of ``lease_s`` while a send runs and freed
