@@ -80,3 +80,23 @@ def test_a_worker_refuses_the_id_of_a_live_worker(url: str, tmp_path: Path) -> N
                 worker.start()
     finally:
         workers.close()
+
+
+def test_the_worker_command_refuses_a_model_and_a_runtime_at_once(url: str) -> None:
+    import subprocess
+    import sys
+
+    from ._workers import ROOT
+
+    argv = [sys.executable, "-m", "openprogram", "worker", "--store", url, "--model", "x:y"]
+    argv += ["--runtime", "tests.scaleout._program:runtime"]
+    done = subprocess.run(
+        argv,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=WAIT_S,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "--runtime and --model: give one" in done.stderr

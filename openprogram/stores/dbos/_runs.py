@@ -7,6 +7,12 @@ expires by the database's clock), first in this process (``Turns``). A run
 whose id the runtime just made up (``fresh``) reads and writes nothing when it
 opens: its first write creates it, and, when the run goes on, takes its lease
 in the same transaction (nobody could know the id before).
+
+Every write of a held run is fenced: it commits only while its holder still
+holds the run's lease, checked in the write's own transaction. A holder that
+stalled longer than ``lease_s`` (its lease expired, another process took the
+run and went on) fails loudly instead of writing over the new holder's
+journal.
 """
 
 from __future__ import annotations
@@ -60,6 +66,8 @@ class DBOSRuns:
         self._leases = leases
         self._turns = turns
         self._fresh: dict[str, _Fresh] = {}
+        self._owners: dict[str, str] = {}
+        """The lease token of each run held by a block that opened it (not fresh)."""
 
     @contextlib.asynccontextmanager
     async def open_run(
@@ -78,9 +86,14 @@ class DBOSRuns:
                 finally:
                     await self._let_go(run_id, held)
                 return
-            async with self._leases.hold(f"run:{run_id}"):
+            async with self._leases.hold(f"run:{run_id}") as owner:
                 opened = partial(_run_sql.open_run, run_id=run_id, content=content, options=options)
-                yield await self._database.run(opened)
+                stored = await self._database.run(opened)
+                self._owners[run_id] = owner
+                try:
+                    yield stored
+                finally:
+                    self._owners.pop(run_id, None)
 
     async def record_steps(
         self,
@@ -94,8 +107,17 @@ class DBOSRuns:
         held = self._fresh.get(run_id)
         create = held.create if held is not None else None
         claim = held is not None and create is not None and status is None
+        fence = self._owners.get(run_id)
+        if held is not None and held.leased:
+            fence = held.owner
+        name = f"run:{run_id}"
 
         def write(db: Connection) -> None:
+            if fence is not None and not self._leases.holds(db, name, fence):
+                raise OpenProgramError(
+                    f"DBOSStore: this process no longer holds run {run_id!r} (it stalled longer "
+                    "than lease_s and another process took the run); nothing was written"
+                )
             if create is not None:
                 _run_sql.create_run(db, run_id=run_id, content=create[0], options=create[1])
             if claim and held is not None and self._leases.claim(db, held.name, held.owner) > 0:
