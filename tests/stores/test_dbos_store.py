@@ -10,6 +10,7 @@ import asyncio
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -206,10 +207,11 @@ def test_a_holder_whose_run_lease_expired_cannot_write_over_the_next_holder(
 
     async def stall_then_write() -> None:
         async with stalled.open_run("r1", content='"hi"', options="{}"):
-            import time
-
-            time.sleep(1.0)  # frozen: this loop cannot renew the lease, which expires
-            await asyncio.to_thread(asyncio.run, took_over())
+            # Frozen (this loop runs nothing, so it cannot renew the lease) while the
+            # lease expires and another holder takes the run and writes.
+            taker = threading.Thread(target=asyncio.run, args=(took_over(),))
+            taker.start()
+            taker.join()
             await stalled.record_steps("r1", [step])
 
     async def took_over() -> None:
