@@ -1,6 +1,6 @@
 """Runs on a DBOS queue: the names workers and submitters agree on, enqueuing, and recovery.
 
-A durable run taken by a worker is one DBOS workflow, ``openprogram.run``, on
+A durable run taken by a worker is one DBOS workflow, ``openprogram-run``, on
 the queue ``openprogram-runs``, whose only input is the run id: the run's
 content and options are in the store's run record (written by ``submit``), its
 journal in the store's tables. Its first execution has the workflow id
@@ -43,7 +43,7 @@ APP_VERSION = "openprogram-runs-1"
 that old workers cannot replay gets a new one."""
 QUEUE = "openprogram-runs"
 """The DBOS queue workers take runs from."""
-WORKFLOW = "openprogram.run"
+WORKFLOW = "openprogram-run"
 """The registered name of the workflow that runs one run (its input: the run id)."""
 
 
