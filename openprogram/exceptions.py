@@ -49,6 +49,7 @@ __all__ = [
     "ModelRequestsBlocked",
     "OpenProgramError",
     "RefusalError",
+    "RunFailed",
     "RunPaused",
     "SchemaError",
     "StructuredOutputError",
@@ -219,6 +220,20 @@ class RunPaused(OpenProgramError):
         super().__init__(message)
         self.run_id = run_id
         self.pending = tuple(pending)
+
+
+class RunFailed(OpenProgramError):
+    """A run taken by a worker raised (``runtime.result``); the run is recorded as failed.
+
+    Attributes:
+        run_id: The run.
+        error: What it raised, as its record holds it (type and message).
+    """
+
+    def __init__(self, message: str, *, run_id: str, error: str | None) -> None:
+        super().__init__(message)
+        self.run_id = run_id
+        self.error = error
 
 
 class JournalDivergence(OpenProgramError):

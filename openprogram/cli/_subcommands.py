@@ -6,7 +6,7 @@ To add one: write ``openprogram/cli/_<name>_cmd.py`` defining a ``Command``
 
 from __future__ import annotations
 
-from openprogram.cli import _chat_cmd, _mcp_cmd, _run_cmd, _runs_cmd, _tools_cmd
+from openprogram.cli import _chat_cmd, _mcp_cmd, _run_cmd, _runs_cmd, _tools_cmd, _worker_cmd
 from openprogram.cli._command import Command
 
 __all__ = ["COMMANDS"]
@@ -19,5 +19,6 @@ COMMANDS: tuple[Command, ...] = (
     _mcp_cmd.MCP,
     _runs_cmd.RUNS,
     _runs_cmd.RESUME,
+    _worker_cmd.WORKER,
 )
 """Every subcommand; the parser and ``main`` know nothing else."""

@@ -27,7 +27,7 @@ from openprogram.stores import Decision, RunStore, StoredRun
 if TYPE_CHECKING:
     from openprogram.runtime._runtime import Runtime
 
-__all__ = ["resume_run"]
+__all__ = ["decisions_for", "resume_run"]
 
 
 async def resume_run(
@@ -52,11 +52,7 @@ async def resume_run(
             f"resume({run_id!r}) needs the store the run was journaled in: pass "
             "Runtime(store=SQLiteStore(path)) with the same path"
         )
-    if isinstance(approve, str) or (deny is not None and not isinstance(deny, Mapping)):
-        raise UserError(
-            "resume(approve=[call ids], deny={call id: reason}): approve is a list of call ids "
-            "(or paths), deny a dict from call id to the reason the model is told"
-        )
+    _check_decisions(approve, deny)
     stored = await store.load_run(run_id)
     if stored is None:
         raise UserError(f"resume({run_id!r}): the store holds no run {run_id!r}")
@@ -68,6 +64,26 @@ async def resume_run(
         options = dataclasses.replace(options, tools=_registered(runtime, options.tools, run_id))
     content = decode_message(json.loads(stored.record.content), f"the content of run {run_id!r}")
     return await run_exec(runtime, content, options, ())
+
+
+def decisions_for(
+    stored: StoredRun, approve: Iterable[str], deny: Mapping[str, str] | None
+) -> list[Decision]:
+    """The decisions ``approve`` and ``deny`` make about ``stored``'s waiting calls.
+
+    Raises:
+        UserError: Not a list and a dict, or a decision naming no waiting call.
+    """
+    _check_decisions(approve, deny)
+    return _decisions(stored, list(approve), dict(deny or {}))
+
+
+def _check_decisions(approve: Iterable[str], deny: Mapping[str, str] | None) -> None:
+    if isinstance(approve, str) or (deny is not None and not isinstance(deny, Mapping)):
+        raise UserError(
+            "resume(approve=[call ids], deny={call id: reason}): approve is a list of call ids "
+            "(or paths), deny a dict from call id to the reason the model is told"
+        )
 
 
 def _decisions(stored: StoredRun, approve: list[str], deny: dict[str, str]) -> list[Decision]:

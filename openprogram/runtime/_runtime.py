@@ -36,6 +36,7 @@ from openprogram.runtime._result import RunResult
 from openprogram.runtime._resume import resume_run
 from openprogram.runtime._start import run_exec, stream_exec
 from openprogram.runtime._stream import StreamEvent
+from openprogram.runtime._submit import run_result, submit_resume, submit_run
 from openprogram.runtime._sync import run_sync
 from openprogram.runtime._tree import Tree
 from openprogram.runtime._unmatched import (
@@ -494,6 +495,46 @@ class Runtime:
     ) -> Any:
         """``resume`` for async code: same arguments, result and errors."""
         return await resume_run(self, run_id, approve=approve, deny=deny, tools=tools)
+
+    # -- runs taken by workers (docs/scale-out.md) --------------------------------------------
+
+    def submit(self, content: Any, **options: Any) -> str:
+        """Queue a durable run of ``exec(content, **options)`` for worker processes; its id.
+
+        The store must queue runs (``DBOSStore``); a worker (``openprogram worker``)
+        takes it and runs it as ``resume`` would. Tools go by name: the workers (and
+        the process reading the result) import the modules that register them.
+        ``run_id=`` names the run (a second submit of it attaches to the first).
+
+        Raises:
+            ConfigurationError: The store has no queue.
+            UserError: Invalid options, or options a worker could not run.
+            JournalDivergence: ``run_id`` names a run submitted with another request.
+        """
+        parsed = ExecOptions.from_kwargs(options)
+        return run_sync(lambda: submit_run(self, content, parsed))
+
+    def submit_resume(
+        self, run_id: str, *, approve: Iterable[str] = (), deny: Mapping[str, str] | None = None
+    ) -> str:
+        """Record decisions about a paused run's calls, as ``resume``, and queue the run for
+        the workers to go on with (any worker, in any process); ``run_id``."""
+        return run_sync(lambda: submit_resume(self, run_id, approve, deny))
+
+    def result(self, run_id: str, *, timeout_s: float | None = None) -> Any:
+        """Wait until ``run_id`` (a submitted run) is not running, and read it back by its id.
+
+        Returns:
+            A finished run's output: its journal replays here (no model call, no tool
+            body runs), so the runs' tools must be registered in this process too.
+
+        Raises:
+            RunPaused: It waits for a person (go on with ``submit_resume``).
+            RunFailed: It raised (``RunFailed.error`` says what).
+            TimeoutError: Still running after ``timeout_s`` seconds.
+            UserError: No such run.
+        """
+        return run_sync(lambda: run_result(self, run_id, timeout_s))
 
     # -- conversations -----------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ from openprogram.stores._memory import MemoryStore
 from openprogram.stores._protocol import Store
 from openprogram.stores._runs import (
     Decision,
+    RunQueue,
     RunRecord,
     RunStatus,
     RunStore,
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Decision",
     "MemoryStore",
+    "RunQueue",
     "RunRecord",
     "RunStatus",
     "RunStore",

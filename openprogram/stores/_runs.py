@@ -29,7 +29,16 @@ from typing import Literal, Protocol, TypeAlias, runtime_checkable
 
 from openprogram._pause import PendingCall
 
-__all__ = ["Decision", "RunRecord", "RunStatus", "RunStore", "Step", "StepKind", "StoredRun"]
+__all__ = [
+    "Decision",
+    "RunQueue",
+    "RunRecord",
+    "RunStatus",
+    "RunStore",
+    "Step",
+    "StepKind",
+    "StoredRun",
+]
 
 RunStatus: TypeAlias = Literal["running", "paused", "finished", "failed"]
 """Where a run stands: running (or died while running), paused for a person, done, raised."""
@@ -107,7 +116,8 @@ class StoredRun:
 
 @runtime_checkable
 class RunStore(Protocol):
-    """What a store does for durable runs (``MemoryStore`` and ``SQLiteStore`` do it)."""
+    """What a store does for durable runs (``MemoryStore``, ``SQLiteStore`` and ``DBOSStore``
+    do it)."""
 
     def open_run(
         self, run_id: str, *, content: str, options: str, fresh: bool = False
@@ -147,4 +157,16 @@ class RunStore(Protocol):
 
     async def list_runs(self) -> tuple[RunRecord, ...]:
         """Every run's record, oldest first."""
+        ...
+
+
+@runtime_checkable
+class RunQueue(Protocol):
+    """A ``RunStore`` whose runs worker processes take from a queue (``DBOSStore``):
+    ``runtime.submit`` writes a run's record, then enqueues it here."""
+
+    async def enqueue_run(self, run_id: str, workflow_id: str) -> None:
+        """Queue an execution of ``run_id`` named ``workflow_id`` (unique per execution: the
+        first is ``run_id``, a resume ``{run_id}:resume:{n}``); a second enqueue of one
+        name attaches to the first."""
         ...

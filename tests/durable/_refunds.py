@@ -20,7 +20,7 @@ resumes it approving the calls given; ``deny`` resumes it denying them (the
 reason: ``DENIED``). It prints ``READY`` before it starts,
 then one JSON line: ``{"status": "finished", "output": ...}`` or
 ``{"status": "paused", "pending": [...]}``. ``PLACE`` names the store
-(``open_store``): ``sqlite:PATH`` here; other stores add their own prefix.
+(``open_store``): ``sqlite:PATH`` or ``dbos:URL``.
 
 ``kill_trial`` runs one seeded trial: children killed at random moments and
 restarted until the run finishes, then checks the log against the journal.
@@ -140,10 +140,14 @@ def refund_runtime(store: Any) -> Runtime:
 
 
 def open_store(place: str) -> Any:
-    """The store a place names: ``sqlite:PATH``."""
+    """The store a place names: ``sqlite:PATH``, or ``dbos:URL`` (a ``DBOSStore``)."""
     kind, _, where = place.partition(":")
     if kind == "sqlite":
         return SQLiteStore(where)
+    if kind == "dbos":
+        from openprogram.stores.dbos import DBOSStore
+
+        return DBOSStore(where)
     raise ValueError(f"unknown store place {place!r}")
 
 

@@ -12,5 +12,6 @@ without it the import raises an ``ImportError`` saying how to install it.
 from __future__ import annotations
 
 from openprogram.stores.dbos._store import DBOSStore
+from openprogram.stores.dbos._worker import Worker
 
-__all__ = ["DBOSStore"]
+__all__ = ["DBOSStore", "Worker"]

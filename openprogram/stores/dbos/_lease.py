@@ -58,14 +58,16 @@ class Leases:
             f"SELECT owner, pid, host, expires_at - {now} "
             "FROM openprogram_leases WHERE name = :name"
         )
+        self._owner_sql = sa.text("SELECT owner FROM openprogram_leases WHERE name = :name")
         self._renew_sql = sa.text(
             f"UPDATE openprogram_leases SET expires_at = {now} + :lease_s "
             "WHERE name = :name AND owner = :owner"
         )
 
     @contextlib.asynccontextmanager
-    async def hold(self, name: str) -> AsyncIterator[None]:
-        """Take the lease ``name`` (waiting for it), renew it while the block runs, free it."""
+    async def hold(self, name: str) -> AsyncIterator[str]:
+        """Take the lease ``name`` (waiting for it), renew it while the block runs, free it;
+        the block gets this holder's token (``holds`` checks it)."""
         owner = os.urandom(12).hex()
         take = partial(self._take, name=name, owner=owner)
         wait = _FIRST_WAIT_S
@@ -74,11 +76,31 @@ class Leases:
             wait = min(wait * 2, _LONGEST_WAIT_S)
         renewing = asyncio.ensure_future(self._renew_every_third(name, owner))
         try:
-            yield
+            yield owner
         finally:
             renewing.cancel()
             # A worker thread finishes the delete even if this task is cancelled meanwhile.
             await asyncio.shield(self._database.run(partial(_free, name=name, owner=owner)))
+
+    def claim(self, db: Connection, name: str, owner: str) -> float:
+        """Take the lease ``name`` for ``owner`` in the transaction of ``db``: 0 when taken,
+        else the seconds to wait; the caller keeps it with ``renewing`` and frees it with
+        ``free``."""
+        return self._take(db, name=name, owner=owner)
+
+    def holds(self, db: Connection, name: str, owner: str) -> bool:
+        """Whether ``owner`` still holds the lease ``name``, in the transaction of ``db``."""
+        row = db.execute(self._owner_sql, {"name": name}).first()
+        return row is not None and row[0] == owner
+
+    def renewing(self, name: str, owner: str) -> asyncio.Task[None]:
+        """Renew a lease taken with ``claim`` every third of its length, on this loop, until
+        the task is cancelled."""
+        return asyncio.ensure_future(self._renew_every_third(name, owner))
+
+    async def free(self, name: str, owner: str) -> None:
+        """Free a lease taken with ``claim`` (nothing when another holds it now)."""
+        await asyncio.shield(self._database.run(partial(_free, name=name, owner=owner)))
 
     def _take(self, db: Connection, *, name: str, owner: str) -> float:
         """One attempt: 0 when taken, else the seconds to wait before the next."""

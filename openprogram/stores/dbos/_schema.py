@@ -12,7 +12,12 @@ from a newer openprogram is refused, never guessed at.
 
 Migration 1: conversations (one row per message, its JSON as
 ``encode_message`` writes it) and leases (who holds a conversation's turn,
-until when, by the database's clock). Later kinds of state add theirs as
+until when, by the database's clock).
+
+Migration 2: durable runs, as ``SQLiteStore`` keeps them: one row per run
+(status, the root exec's content and options, pending calls as JSON), one per
+batch of journaled steps (a JSON array), one per decision about a paused call.
+Later kinds of state add theirs as
 migration 2, 3, ...: append to ``MIGRATIONS``; never edit one that has shipped.
 """
 
@@ -54,7 +59,41 @@ def _conversations(db: Connection) -> None:
     )
 
 
-MIGRATIONS: tuple[Migration, ...] = (_conversations,)
+def _runs(db: Connection) -> None:
+    db.exec_driver_sql(
+        """CREATE TABLE openprogram_runs (
+            run_id TEXT PRIMARY KEY,
+            status TEXT NOT NULL,
+            content TEXT NOT NULL,
+            options TEXT NOT NULL,
+            created DOUBLE PRECISION NOT NULL,
+            updated DOUBLE PRECISION NOT NULL,
+            pending TEXT NOT NULL,
+            error TEXT
+        )"""
+    )
+    db.exec_driver_sql(
+        """CREATE TABLE openprogram_steps (
+            run_id TEXT NOT NULL,
+            batch INTEGER NOT NULL,
+            steps TEXT NOT NULL,
+            PRIMARY KEY (run_id, batch)
+        )"""
+    )
+    db.exec_driver_sql(
+        """CREATE TABLE openprogram_decisions (
+            run_id TEXT NOT NULL,
+            path TEXT NOT NULL,
+            call_id TEXT NOT NULL,
+            approved INTEGER NOT NULL,
+            reason TEXT,
+            arguments_hash TEXT NOT NULL,
+            PRIMARY KEY (run_id, path)
+        )"""
+    )
+
+
+MIGRATIONS: tuple[Migration, ...] = (_conversations, _runs)
 """Every migration, oldest first; ``MIGRATIONS[n]`` takes a database from version n to n + 1."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,0 +1,147 @@
+"""The SQL of durable runs in a ``DBOSStore``'s database: ``SQLiteStore``'s rows, spoken to
+SQLite or PostgreSQL through SQLAlchemy.
+
+The rows are ``SQLiteStore``'s (``openprogram.stores._run_sql``): a run row,
+one row per batch of steps (a JSON array of ``[key, kind, fingerprint,
+data]``, numbered per run; a later batch's step of a key and kind replaces an
+earlier one when read back), one row per decision. Only the run's holder
+writes its steps, so numbering a batch by ``MAX(batch) + 1`` never races; a
+second writer would hit the primary key and fail loudly.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from openprogram._pause import PendingCall
+from openprogram.exceptions import OpenProgramError
+from openprogram.stores._run_sql import _pending_json, _record, _to_json
+from openprogram.stores._runs import Decision, RunRecord, RunStatus, Step, StoredRun
+
+__all__ = ["create_run", "list_runs", "load_run", "open_run", "write_decisions", "write_steps"]
+
+_COLUMNS = "status, content, options, created, updated, pending, error"
+_RUN = sa.text(f"SELECT {_COLUMNS} FROM openprogram_runs WHERE run_id = :run_id")
+_LIST = sa.text(f"SELECT run_id, {_COLUMNS} FROM openprogram_runs ORDER BY created, run_id")
+_STEPS = sa.text("SELECT steps FROM openprogram_steps WHERE run_id = :run_id ORDER BY batch")
+_DECISIONS = sa.text(
+    "SELECT path, call_id, approved, reason, arguments_hash FROM openprogram_decisions "
+    "WHERE run_id = :run_id"
+)
+_PUT_STEPS = sa.text(
+    "INSERT INTO openprogram_steps (run_id, batch, steps) SELECT :run_id, "
+    "COALESCE(MAX(batch) + 1, 0), :steps FROM openprogram_steps WHERE run_id = :run_id"
+)
+_CREATE = sa.text(
+    "INSERT INTO openprogram_runs (run_id, status, content, options, created, updated, pending, "
+    "error) VALUES (:run_id, 'running', :content, :options, :now, :now, '[]', NULL)"
+)
+_RUNNING = sa.text("UPDATE openprogram_runs SET status = 'running' WHERE run_id = :run_id")
+_STATUS = sa.text(
+    "UPDATE openprogram_runs SET status = :status, pending = :pending, error = :error, "
+    "updated = :now WHERE run_id = :run_id"
+)
+_DECIDE = sa.text(
+    "INSERT INTO openprogram_decisions (run_id, path, call_id, approved, reason, arguments_hash) "
+    "VALUES (:run_id, :path, :call_id, :approved, :reason, :arguments_hash) "
+    "ON CONFLICT (run_id, path) DO UPDATE SET call_id = excluded.call_id, "
+    "approved = excluded.approved, reason = excluded.reason, "
+    "arguments_hash = excluded.arguments_hash"
+)
+
+
+def open_run(db: Connection, *, run_id: str, content: str, options: str) -> StoredRun:
+    """Create the run (status running) or mark the stored one running; return it as it was."""
+    stored = load_run(db, run_id=run_id)
+    if stored is None:
+        record = create_run(db, run_id=run_id, content=content, options=options)
+        return StoredRun(record=record, steps=(), decisions=())
+    db.execute(_RUNNING, {"run_id": run_id})
+    return stored
+
+
+def create_run(db: Connection, *, run_id: str, content: str, options: str) -> RunRecord:
+    """Insert a new run, status running."""
+    now = time.time()
+    db.execute(_CREATE, {"run_id": run_id, "content": content, "options": options, "now": now})
+    return RunRecord(
+        run_id=run_id, status="running", content=content, options=options, created=now, updated=now
+    )
+
+
+def write_steps(
+    db: Connection,
+    *,
+    run_id: str,
+    steps: Sequence[Step],
+    status: RunStatus | None,
+    pending: Sequence[PendingCall],
+    error: str | None,
+) -> None:
+    """Write steps and, with ``status``, the run's new status: one transaction, the caller's."""
+    if steps:
+        # Keys, kinds and fingerprints are plain ASCII, data is JSON: no escaping needed.
+        batch = ",".join(f'["{s.key}","{s.kind}","{s.fingerprint}",{s.data}]' for s in steps)
+        db.execute(_PUT_STEPS, {"run_id": run_id, "steps": f"[{batch}]"})
+    if status is None:
+        return
+    values = {"status": status, "pending": _pending_json(pending), "error": error}
+    done = db.execute(_STATUS, {**values, "now": time.time(), "run_id": run_id})
+    if done.rowcount != 1:
+        raise OpenProgramError(f"DBOSStore: no run {run_id!r} to set {status!r}")
+
+
+def write_decisions(db: Connection, *, run_id: str, decisions: Sequence[Decision]) -> None:
+    """Write decisions (one per path; a later one replaces it)."""
+    if not decisions:
+        return
+    db.execute(
+        _DECIDE,
+        [
+            {
+                "run_id": run_id,
+                "path": d.path,
+                "call_id": d.call_id,
+                "approved": int(d.approved),
+                "reason": d.reason,
+                "arguments_hash": d.arguments_hash,
+            }
+            for d in decisions
+        ],
+    )
+
+
+def load_run(db: Connection, *, run_id: str) -> StoredRun | None:
+    """Everything stored of ``run_id`` (three queries), or ``None``."""
+    row = db.execute(_RUN, {"run_id": run_id}).first()
+    if row is None:
+        return None
+    latest: dict[tuple[str, str], Step] = {}
+    for (batch,) in db.execute(_STEPS, {"run_id": run_id}):
+        for key, kind, fingerprint, data in json.loads(batch):
+            text = _to_json(data)
+            latest[key, kind] = Step(key=key, kind=kind, fingerprint=fingerprint, data=text)
+    decisions = tuple(
+        Decision(
+            path=path,
+            call_id=call_id,
+            approved=bool(approved),
+            reason=reason,
+            arguments_hash=arguments_hash,
+        )
+        for path, call_id, approved, reason, arguments_hash in db.execute(
+            _DECISIONS, {"run_id": run_id}
+        )
+    )
+    record = _record(run_id, tuple(row))
+    return StoredRun(record=record, steps=tuple(latest.values()), decisions=decisions)
+
+
+def list_runs(db: Connection) -> tuple[RunRecord, ...]:
+    """Every run's record, oldest first."""
+    return tuple(_record(row[0], tuple(row[1:])) for row in db.execute(_LIST))
