@@ -57,7 +57,7 @@ class Database:
             self.path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False
         )
         try:
-            connection.execute("PRAGMA journal_mode=WAL")
+            _use_wal(connection, busy_timeout_s)
             connection.execute("PRAGMA synchronous=NORMAL")
             migrate(connection, self.path)
             connection.execute(f"PRAGMA busy_timeout={int(BUSY_WAIT_S * 1000)}")
@@ -137,3 +137,22 @@ class Database:
                 f"SQLiteStore({self.path!r}) is closed; open a new one to use the file again"
             )
         return self._connection
+
+
+def _use_wal(connection: sqlite3.Connection, timeout_s: float) -> None:
+    """Put the file in WAL mode, waiting up to ``timeout_s`` while another process holds it.
+
+    SQLite answers this pragma "database is locked" at once, without its busy
+    handler, while another connection is checkpointing or recovering the file.
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            connection.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.01)

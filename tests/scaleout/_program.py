@@ -21,7 +21,11 @@ from typing import Any
 from openprogram import PAUSE, Runtime, ToolContext, agentic_function, function
 from openprogram.messages import AssistantMessage, ToolCall, ToolResultMessage
 from openprogram.providers.base import ProviderRequest
+from openprogram.registry import Registry
 from openprogram.testing import FunctionProvider, call
+
+TOOLS = Registry()
+"""The program's own registry (the default one stays as other tests expect it)."""
 
 LOG_VAR = "SCALEOUT_LOG"
 BODY_S = 0.01
@@ -44,7 +48,7 @@ def _log(what: str, key: str) -> None:
         os.close(fd)
 
 
-@function
+@function(registry=TOOLS)
 def lookup_order(order: str, ctx: ToolContext) -> str:
     """Look an order up.
 
@@ -56,7 +60,7 @@ def lookup_order(order: str, ctx: ToolContext) -> str:
     return f"order {order}: paid by card"
 
 
-@function(effect="side_effect")
+@function(effect="side_effect", registry=TOOLS)
 def issue_refund(order: str, amount: int, ctx: ToolContext) -> str:
     """Refund an order (money leaves the company: never twice).
 
@@ -69,7 +73,7 @@ def issue_refund(order: str, amount: int, ctx: ToolContext) -> str:
     return f"refunded {amount} EUR for order {order}"
 
 
-@agentic_function
+@agentic_function(registry=TOOLS)
 def handle_order(order: str, amount: int, runtime: Runtime) -> str:
     """Handle the refund of one order.
 
@@ -110,4 +114,4 @@ def approval(tool_call: ToolCall) -> Any:
 
 def runtime(store: Any) -> Runtime:
     """The program's runtime on ``store`` (the workers' ``--runtime``)."""
-    return Runtime(FunctionProvider(model), store=store, approval=approval)
+    return Runtime(FunctionProvider(model), store=store, approval=approval, registry=TOOLS)

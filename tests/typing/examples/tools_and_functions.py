@@ -48,7 +48,7 @@ def with_context(path: str, ctx: ToolContext) -> str:
     return path
 
 
-reveal_type(add)  # R: openprogram.tools.Tool[[a: int, b: int], int]
+reveal_type(add)  # R: openprogram.tools._tool.Tool[[a: int, b: int], int]
 reveal_type(add(1, 2))  # R: int
 reveal_type(add(a=1, b=2))  # R: int
 add("one", 2)  # E: arg-type
@@ -77,11 +77,11 @@ def total(numbers: list[int]) -> int:
 
 # Hand-built and coerced tools are Tool[..., Any]: any call, any result.
 by_hand = Tool(name="echo", execute=lambda args: args["text"])
-reveal_type(by_hand)  # R: openprogram.tools.Tool[[*Any, **Any], Any]
+reveal_type(by_hand)  # R: openprogram.tools._tool.Tool[[*Any, **Any], Any]
 tools: list[Tool] = [add, shout, halve_tool, by_hand]
 named: dict[str, Tool[..., Any]] = {t.name: t for t in tools}
 registered = registry.get("add")
 obj: object = add
 if isinstance(obj, Tool):
-    reveal_type(obj)  # R: openprogram.tools.Tool[Any, Any]
+    reveal_type(obj)  # R: openprogram.tools._tool.Tool[Any, Any]
 not_a_tool: Tool[[int], str] = add  # E: assignment
