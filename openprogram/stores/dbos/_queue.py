@@ -4,8 +4,9 @@ A durable run taken by a worker is one DBOS workflow, ``openprogram-run``, on
 the queue ``openprogram-runs``, whose only input is the run id: the run's
 content and options are in the store's run record (written by ``submit``), its
 journal in the store's tables. Its first execution has the workflow id
-``run_id``; a resume after a pause is a new one, ``{run_id}:resume:{n}``. DBOS
-starts a workflow id once (a second enqueue attaches to the first).
+``run_id``; a resume after a pause is a new one, ``{run_id}:resume:{t}``
+(``t``: nanoseconds). DBOS starts a workflow id once (a second enqueue
+attaches to the first).
 
 Every process speaks to DBOS with the application version ``APP_VERSION``,
 pinned by openprogram: DBOS would otherwise derive it from a hash of the
