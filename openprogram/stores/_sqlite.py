@@ -3,16 +3,14 @@ processes."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from functools import partial
-from types import TracebackType
 
 from openprogram._pause import PendingCall
 from openprogram.exceptions import UserError
@@ -22,6 +20,7 @@ from openprogram.stores._database import Database
 from openprogram.stores._lease import Leases
 from openprogram.stores._memory import conflict
 from openprogram.stores._runs import Decision, RunRecord, RunStatus, Step, StoredRun
+from openprogram.stores._shared import SharedStore
 from openprogram.stores._sqlite_runs import SQLiteRuns
 from openprogram.stores._turns import Turns
 
@@ -31,7 +30,7 @@ CACHED = 64
 """Conversations whose decoded messages a store keeps in memory (the most recently used)."""
 
 
-class SQLiteStore:
+class SQLiteStore(SharedStore):
     """A ``Store`` in one SQLite file: safe across threads and processes of one machine.
 
     Each message is one row, written when the send that made it ends (stdlib
@@ -67,6 +66,8 @@ class SQLiteStore:
         ['I am Ann.', 'Hi Ann!']
     """
 
+    _leases: Leases
+
     def __init__(
         self, path: str | os.PathLike[str], *, lease_s: float = 30.0, busy_timeout_s: float = 10.0
     ) -> None:
@@ -93,30 +94,6 @@ class SQLiteStore:
     def close(self) -> None:
         """Close the file (idempotent); the store cannot be used afterwards."""
         self._database.close()
-
-    def __enter__(self) -> SQLiteStore:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    def lock_conversation(self, conversation_id: str) -> AbstractAsyncContextManager[None]:
-        """Hold ``conversation_id`` for one send (see ``Store``): first in this process,
-        then across processes through its lease."""
-        return self._held(conversation_id)
-
-    @contextlib.asynccontextmanager
-    async def _held(self, conversation_id: str) -> AsyncIterator[None]:
-        async with (
-            self._turns.hold(conversation_id),
-            self._leases.hold(f"conversation:{conversation_id}"),
-        ):
-            yield
 
     async def load_conversation(self, conversation_id: str, start: int = 0) -> tuple[Message, ...]:
         """The messages of ``conversation_id`` from position ``start`` on."""

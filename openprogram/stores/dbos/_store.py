@@ -3,12 +3,10 @@ on many hosts, and the queue worker processes take runs from."""
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from functools import partial
-from types import TracebackType
 
 from openprogram._pause import PendingCall
 from openprogram.exceptions import UserError
@@ -16,6 +14,7 @@ from openprogram.messages import Message
 from openprogram.messages._json import decode_message, encode_message
 from openprogram.stores._memory import conflict
 from openprogram.stores._runs import Decision, RunRecord, RunStatus, Step, StoredRun
+from openprogram.stores._shared import SharedStore
 from openprogram.stores._turns import Turns
 from openprogram.stores.dbos._engine import StoreDatabase, shown
 from openprogram.stores.dbos._lease import Leases
@@ -27,7 +26,7 @@ from openprogram.stores.dbos._schema import migrate
 __all__ = ["DBOSStore"]
 
 
-class DBOSStore:
+class DBOSStore(SharedStore):
     """A ``Store`` in the database DBOS Transact uses: SQLite for development, PostgreSQL
     for many processes on many hosts (the ``openprogram-ai[dbos]`` extra).
 
@@ -67,6 +66,8 @@ class DBOSStore:
         ['I am Ann.', 'Hi Ann!']
     """
 
+    _leases: Leases
+
     def __init__(self, database_url: str, *, lease_s: float = 30.0) -> None:
         if isinstance(lease_s, bool) or not isinstance(lease_s, int | float) or not lease_s > 0:
             raise UserError(f"DBOSStore(lease_s={lease_s!r}): use a number of seconds > 0")
@@ -96,30 +97,6 @@ class DBOSStore:
         """Close the store's connections (idempotent)."""
         self._enqueuer.close()
         self._database.close()
-
-    def __enter__(self) -> DBOSStore:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    def lock_conversation(self, conversation_id: str) -> AbstractAsyncContextManager[None]:
-        """Hold ``conversation_id`` for one send (see ``Store``): first in this process,
-        then across processes through its lease."""
-        return self._held(conversation_id)
-
-    @contextlib.asynccontextmanager
-    async def _held(self, conversation_id: str) -> AsyncIterator[None]:
-        async with (
-            self._turns.hold(conversation_id),
-            self._leases.hold(f"conversation:{conversation_id}"),
-        ):
-            yield
 
     async def load_conversation(self, conversation_id: str, start: int = 0) -> tuple[Message, ...]:
         """The messages of ``conversation_id`` from position ``start`` on."""
