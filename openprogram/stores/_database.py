@@ -29,7 +29,7 @@ from typing import TypeVar
 from openprogram.exceptions import ConfigurationError, OpenProgramError
 from openprogram.stores._schema import migrate
 
-__all__ = ["BUSY_WAIT_S", "Database"]
+__all__ = ["BUSY_WAIT_S", "Database", "use_wal"]
 
 T = TypeVar("T")
 
@@ -57,7 +57,7 @@ class Database:
             self.path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False
         )
         try:
-            _use_wal(connection, busy_timeout_s)
+            use_wal(connection, busy_timeout_s)
             connection.execute("PRAGMA synchronous=NORMAL")
             migrate(connection, self.path)
             connection.execute(f"PRAGMA busy_timeout={int(BUSY_WAIT_S * 1000)}")
@@ -139,7 +139,7 @@ class Database:
         return self._connection
 
 
-def _use_wal(connection: sqlite3.Connection, timeout_s: float) -> None:
+def use_wal(connection: sqlite3.Connection, timeout_s: float) -> None:
     """Put the file in WAL mode, waiting up to ``timeout_s`` while another process holds it.
 
     SQLite answers this pragma "database is locked" at once, without its busy

@@ -32,13 +32,16 @@ class Workers:
         argv += ["--runtime", "tests.scaleout._program:runtime"]
         argv += ["--executor-id", executor_id, "--concurrency", str(concurrency)]
         env = {**os.environ, "PYTHONPATH": str(ROOT), LOG_VAR: str(self.log)}
-        worker = subprocess.Popen(
-            argv, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-        )
+        # stderr goes to a file: a worker logging more than a pipe holds would block.
+        errors = self.log.with_name(f"{self.log.name}.{executor_id}.stderr")
+        with errors.open("w") as err:
+            worker = subprocess.Popen(
+                argv, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=err, text=True
+            )
         self.started.append(worker)
         assert worker.stdout is not None
         line = worker.stdout.readline()
-        assert line.startswith(f"worker {executor_id} takes runs"), worker.stderr.read()[-3000:]  # type: ignore[union-attr]
+        assert line.startswith(f"worker {executor_id} takes runs"), errors.read_text()[-3000:]
         return worker
 
     def stop(self, worker: subprocess.Popen[str], signum: int = signal.SIGTERM) -> None:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from openprogram.exceptions import ConfigurationError, OpenProgramError
+from openprogram.stores._database import use_wal
 
 try:
     import sqlalchemy as sa
@@ -164,7 +165,7 @@ def _sqlite_connected(dbapi_connection: Any, record: Any) -> None:
     # is turned off and each transaction begins with BEGIN IMMEDIATE (_sqlite_begin).
     dbapi_connection.isolation_level = None
     dbapi_connection.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
-    dbapi_connection.execute("PRAGMA journal_mode=WAL")
+    use_wal(dbapi_connection, BUSY_TIMEOUT_S)
     dbapi_connection.execute("PRAGMA synchronous=NORMAL")
 
 
