@@ -4,7 +4,9 @@ APIs used: ``openprogram.function`` (decoration derives the schema and
 registers the tool), ``Tool.execute`` (validate + run, returns a
 ``ToolResult``), ``Runtime.async_exec`` with ``openprogram.testing``'s
 ``ScriptedProvider`` and ``call``; ``ProviderRequestSent.prompt_size_bytes``
-read through ``Runtime(observers=...)``.
+read from the run's record (``runtime.last_run.events``). No observer is
+attached: like the peers' agents, ours runs with no tracing consumer (an
+observer adds its delivery thread to every measured loop).
 """
 
 from __future__ import annotations
@@ -46,17 +48,17 @@ class _OpenProgramAgent:
         self._provider: ScriptedProvider | None = None
         self.prompt_sizes: list[int] = []
 
-    def _observe(self, event: Any) -> None:
-        size = getattr(event, "prompt_size_bytes", None)
-        if size is not None:
-            self.prompt_sizes.append(size)
-
     async def run(self) -> str:
         # A script is consumed as it plays, so each run gets a fresh provider
         # (and so a fresh Runtime, which is bound to its provider).
         self._provider = ScriptedProvider(list(self._script))
-        runtime = Runtime(provider=self._provider, observers=[self._observe])
+        runtime = Runtime(provider=self._provider)
         result = await runtime.async_exec("go", tools=self._tools, max_iterations=len(self._script))
+        assert runtime.last_run is not None
+        for event in runtime.last_run.events:
+            size = getattr(event, "prompt_size_bytes", None)
+            if size is not None:
+                self.prompt_sizes.append(size)
         return str(result)
 
     def menu_bytes(self) -> int | None:

@@ -55,7 +55,7 @@ def run_store(runtime: Any, options: ExecOptions, parent: Frame) -> RunStore | N
             )
         return None
     store = runtime.store
-    if isinstance(store, RunStore):
+    if store is not None and isinstance(store, RunStore):  # None: skip the protocol's slow check
         return store
     if options.run_id is not None:
         raise ConfigurationError(

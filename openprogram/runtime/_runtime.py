@@ -260,6 +260,20 @@ class Runtime(ExecMethods):
         """
         return run_sync(lambda: run_result(self, run_id, timeout_s))
 
+    async def async_submit(self, content: Any, **options: Any) -> str:
+        """``submit`` for async code: same options, same id, same errors."""
+        return await submit_run(self, content, ExecOptions.from_kwargs(options))
+
+    async def async_submit_resume(
+        self, run_id: str, *, approve: Iterable[str] = (), deny: Mapping[str, str] | None = None
+    ) -> str:
+        """``submit_resume`` for async code: same decisions, same errors."""
+        return await submit_resume(self, run_id, approve, deny)
+
+    async def async_result(self, run_id: str, *, timeout_s: float | None = None) -> Any:
+        """``result`` for async code: waits without blocking the event loop; same errors."""
+        return await run_result(self, run_id, timeout_s)
+
     # -- conversations -----------------------------------------------------------------------
 
     def conversation(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -68,6 +69,34 @@ def test_a_worker_runs_runs_and_a_failed_run_reads_back_as_failed(runtime: Runti
     assert failed.value.run_id == failing
     with pytest.raises(UserError, match="has finished"):
         runtime.submit_resume(ok)
+
+
+def test_async_code_submits_runs_and_reads_back_without_blocking_its_loop(runtime: Runtime) -> None:
+    async def main() -> tuple[str, list[int]]:
+        ticks: list[int] = []
+
+        async def tick() -> None:  # runs only while the loop is free
+            while True:
+                ticks.append(1)
+                await asyncio.sleep(0.01)
+
+        ticking = asyncio.create_task(tick())
+        ok = await runtime.async_submit("hi", run_id="a1")
+        failing = await runtime.async_submit("fail")
+        with pytest.raises(TimeoutError, match="still running"):
+            await runtime.async_result(ok, timeout_s=0.2)  # no worker yet
+        with Worker(runtime, concurrency=2):
+            output = await runtime.async_result(ok, timeout_s=WAIT_S)
+            with pytest.raises(RunFailed, match="the model is down"):
+                await runtime.async_result(failing, timeout_s=WAIT_S)
+        with pytest.raises(UserError, match="has finished"):
+            await runtime.async_submit_resume(ok)
+        ticking.cancel()
+        return output, ticks
+
+    output, ticks = asyncio.run(main())
+    assert output == "re: hi"
+    assert len(ticks) >= 10  # the loop kept running while async_result waited
 
 
 def test_a_worker_refuses_the_id_of_a_live_worker(url: str, tmp_path: Path) -> None:

@@ -20,10 +20,12 @@ import logging
 import os
 import socket
 import threading
+from collections.abc import Callable
 from functools import partial
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from openprogram import _threads
 from openprogram.exceptions import ConfigurationError, OpenProgramError, RunPaused, UserError
 from openprogram.stores.dbos._queue import (
     APP_NAME,
@@ -146,16 +148,20 @@ class Worker:
             "log_level": "WARNING",
             "notification_listener_polling_interval_sec": self._poll_s,
         }
-        try:
+
+        def launch() -> None:
             DBOS(config=config)
             DBOS.listen_queues([QUEUE])
             DBOS.launch()
             DBOS.register_queue(
                 QUEUE, worker_concurrency=self.concurrency, polling_interval_sec=self._poll_s
             )
+
+        try:
+            _off_the_loop(launch)
         except BaseException:
             _RUNNING.clear()
-            DBOS.destroy()
+            _off_the_loop(DBOS.destroy)
             raise
         self._watcher = threading.Thread(target=self._watch, name="openprogram-worker", daemon=True)
         self._watcher.start()
@@ -169,7 +175,7 @@ class Worker:
             self._watcher.join()
             self._watcher = None
         if _RUNNING:
-            DBOS.destroy(destroy_registry=False)
+            _off_the_loop(partial(DBOS.destroy, destroy_registry=False))
             _RUNNING.clear()
 
     def run_forever(self) -> None:
@@ -234,3 +240,15 @@ def _free_now(db: Any, *, name: str, owner: str) -> None:
         sa.text("DELETE FROM openprogram_leases WHERE name = :name AND owner = :owner"),
         {"name": name, "owner": owner},
     )
+
+
+def _off_the_loop(work: Callable[[], object]) -> None:
+    """Run ``work`` here, or on a worker thread while an event loop runs on this thread:
+    DBOS's synchronous calls refuse to run beside a running loop (a ``with Worker(...)``
+    block in async code)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        work()
+        return
+    _threads.submit(work).result()
