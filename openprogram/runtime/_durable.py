@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 from openprogram.context import Frame
 from openprogram.durable import Journal, dumps_json, path_text
@@ -33,6 +33,7 @@ from openprogram.runtime._run import RunState
 from openprogram.runtime._run_record import options_record
 from openprogram.runtime._waiting import PauseSignal
 from openprogram.stores import RunStore
+from openprogram.stores._protocol import conforms
 
 __all__ = ["join_tree", "run_durably", "run_store"]
 
@@ -55,8 +56,8 @@ def run_store(runtime: Any, options: ExecOptions, parent: Frame) -> RunStore | N
             )
         return None
     store = runtime.store
-    if store is not None and isinstance(store, RunStore):  # None: skip the protocol's slow check
-        return store
+    if store is not None and conforms(store, RunStore):
+        return cast(RunStore, store)
     if options.run_id is not None:
         raise ConfigurationError(
             f"exec(run_id={options.run_id!r}) needs a store to journal the run in: pass "

@@ -37,6 +37,7 @@ from openprogram.runtime._submit import run_result, submit_resume, submit_run
 from openprogram.runtime._sync import run_sync
 from openprogram.runtime._tree import Tree
 from openprogram.stores import MemoryStore, Store
+from openprogram.stores._protocol import conforms
 
 __all__ = ["MODEL_ENV_VAR", "Runtime"]
 
@@ -105,7 +106,7 @@ class Runtime(ExecMethods):
         seed: int | None = None,
         store: Store | None = None,
     ) -> None:
-        if store is not None and not isinstance(store, Store):
+        if store is not None and not conforms(store, Store):
             raise TypeError(
                 f"Runtime(store={store!r:.60}) is not a store: pass an openprogram.stores "
                 "SQLiteStore(path) or MemoryStore(), or None"

@@ -10,13 +10,30 @@ Stores of later kinds of state (run journals, pauses) extend this protocol.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Protocol, runtime_checkable
 
 from openprogram.messages import Message
 
-__all__ = ["Store"]
+__all__ = ["Store", "conforms"]
+
+_conforming: weakref.WeakKeyDictionary[type, dict[type, bool]] = weakref.WeakKeyDictionary()
+
+
+def conforms(value: object, protocol: type) -> bool:
+    """``isinstance(value, protocol)`` for a runtime-checkable protocol of methods, answered
+    once per class: the check looks up every method and costs microseconds, and the runtime
+    makes it for every exec with a store."""
+    kind = type(value)
+    known = _conforming.get(kind)
+    if known is None:
+        known = _conforming.setdefault(kind, {})
+    answer = known.get(protocol)
+    if answer is None:
+        answer = known[protocol] = isinstance(value, protocol)
+    return answer
 
 
 @runtime_checkable
