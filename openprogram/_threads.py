@@ -10,8 +10,11 @@ exit after ``IDLE_SECONDS``. Per-batch concurrency caps live in the executor.
 The hand-off is what a tool call on a worker costs beyond its body, so it is
 kept to what it must be: one queue put that wakes a worker, and one
 ``call_soon_threadsafe`` that wakes the loop with the result already in it
-(``run_in_thread``), with no ``concurrent.futures.Future`` in between. Work
-that no event loop awaits (``submit``, ``start``) takes the same queue.
+(``run_in_thread``), with no ``concurrent.futures.Future`` in between. The
+worker wakes the loop last, after its own bookkeeping, so the loop seldom
+wakes to find the worker still holding the GIL (each such meeting costs the
+two threads two more context switches: bench/README.md). Work that no event
+loop awaits (``submit``, ``start``) takes the same queue.
 """
 
 from __future__ import annotations
@@ -23,11 +26,16 @@ import queue
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
+from functools import partial
 from typing import Any, TypeVar
 
 __all__ = ["IDLE_SECONDS", "active_workers", "run_in_thread", "start", "submit"]
 
 T = TypeVar("T")
+
+_Job = Callable[[], "Callable[[], object] | None"]
+"""Work for a worker; what it returns (the wake-up of whoever waits for it, or ``None``)
+the worker calls once it counts itself idle again."""
 
 IDLE_SECONDS = 2.0
 """How long an idle worker waits for work before exiting."""
@@ -39,14 +47,15 @@ class _CachedPool:
     """Reuses idle workers, starts a new one when none is idle, retires idle ones."""
 
     def __init__(self) -> None:
-        self._work: queue.SimpleQueue[Callable[[], object]] = queue.SimpleQueue()
+        self._work: queue.SimpleQueue[_Job] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._idle = 0  # workers waiting for work (or about to)
         self._queued = 0  # items put and not yet taken
         self.workers = 0  # workers alive
 
-    def put(self, job: Callable[[], object]) -> None:
-        """Run ``job()`` on a worker (jobs catch their own errors; a stray one is logged)."""
+    def put(self, job: _Job) -> None:
+        """Run ``job()`` on a worker, then what it returns (jobs catch their own errors; a
+        stray one is logged)."""
         with self._lock:
             # Every queued item is matched by an idle worker or a new one: never a busy one.
             new = self._idle <= self._queued
@@ -76,13 +85,16 @@ class _CachedPool:
             with self._lock:
                 self._queued -= 1
                 self._idle -= 1
+            then = None
             try:
-                job()
+                then = job()
             except BaseException:  # noqa: BLE001 - a job's own escape must not kill the worker
                 _log.exception("openprogram worker job %r raised; ignored", job)
             del job  # the job holds its value until the caller takes it: not past that
             with self._lock:
                 self._idle += 1
+            if then is not None:
+                then()
 
 
 _pool = _CachedPool()
@@ -95,7 +107,11 @@ def active_workers() -> int:
 
 def start(fn: Callable[[], object]) -> None:
     """Run ``fn()`` on a worker thread; nobody waits for it (it must handle its own errors)."""
-    _pool.put(fn)
+
+    def job() -> None:
+        fn()
+
+    _pool.put(job)
 
 
 def submit(fn: Callable[[], T]) -> Future[T]:
@@ -125,12 +141,12 @@ async def run_in_thread(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T
     done: asyncio.Future[None] = loop.create_future()
     box: list[Any] = []
 
-    def job() -> None:
+    def job() -> Callable[[], None]:
         try:
             box.append(ctx.run(fn, *args, **kwargs))
         except BaseException as exc:  # noqa: BLE001 - re-raised in the awaiting caller
             box.append(_Raised(exc))
-        _post(loop, done)
+        return partial(_post, loop, done)  # the worker wakes the loop when it is done
 
     ctx = contextvars.copy_context()
     _pool.put(job)
