@@ -1,8 +1,9 @@
 """Durable runs in a shared database: holding runs, and the few transactions a run costs.
 
 ``SQLiteStore`` and ``DBOSStore`` hold runs alike; what differs is their
-database layer, which each gives as a ``RunDatabase`` (its SQL, how a
-transaction runs, and its leases). A run is held through a lease row
+database layer, which gives ``HeldRuns`` how a transaction runs
+(``Transactions``), the SQL of runs (``RunSQL``, a module) and its leases
+(``RunLeases``). A run is held through a lease row
 ``run:{run_id}``, like a conversation's turn: one holder at a time across
 processes (and hosts, for a database on a server), first in this process
 (``Turns``); a ``kill -9``'d holder's lease is free at once for processes of
@@ -42,38 +43,40 @@ from openprogram.stores._lease import take_waiting
 from openprogram.stores._runs import Decision, RunRecord, RunStatus, Step, StoredRun
 from openprogram.stores._turns import Turns
 
-__all__ = ["HeldRuns", "RunDatabase"]
+__all__ = ["HeldRuns", "RunLeases", "RunSQL", "Transactions"]
 
 T = TypeVar("T")
 Db = TypeVar("Db")
+Db_co = TypeVar("Db_co", covariant=True)
+Db_contra = TypeVar("Db_contra", contravariant=True)
 
 
-class RunDatabase(Protocol[Db]):
-    """What a database layer gives ``HeldRuns``: transactions on connections of type ``Db``,
-    the SQL of runs and of leases (each in the caller's transaction), and lease renewal."""
+class Transactions(Protocol[Db_co]):
+    """How a database layer runs work on its connections (of type ``Db``)."""
 
-    where: str
-    """The store's name, for messages."""
-
-    async def read(self, work: Callable[[Db], T]) -> T:
+    async def aread(self, work: Callable[[Db_co], T]) -> T:
         """Run ``work`` on a connection (no write)."""
         ...
 
-    async def write(self, work: Callable[[Db], T]) -> T:
+    async def awrite(self, work: Callable[[Db_co], T]) -> T:
         """Run ``work`` in one write transaction: committed, or rolled back."""
         ...
 
-    def open_run(self, db: Db, *, run_id: str, content: str, options: str) -> StoredRun:
+
+class RunSQL(Protocol[Db_contra]):
+    """The SQL of runs of a database layer (a module), each in the caller's transaction."""
+
+    def open_run(self, db: Db_contra, *, run_id: str, content: str, options: str) -> StoredRun:
         """Create the run (status running) or mark the stored one running; return it as it was."""
         ...
 
-    def create_run(self, db: Db, *, run_id: str, content: str, options: str) -> RunRecord:
+    def create_run(self, db: Db_contra, *, run_id: str, content: str, options: str) -> RunRecord:
         """Insert a new run, status running."""
         ...
 
     def write_steps(
         self,
-        db: Db,
+        db: Db_contra,
         *,
         run_id: str,
         steps: Sequence[Step],
@@ -84,35 +87,41 @@ class RunDatabase(Protocol[Db]):
         """Write steps and, with ``status``, the run's new status."""
         ...
 
-    def write_decisions(self, db: Db, *, run_id: str, decisions: Sequence[Decision]) -> None:
+    def write_decisions(self, db: Db_contra, *, run_id: str, decisions: Sequence[Decision]) -> None:
         """Write decisions (one per path; a later one replaces it)."""
         ...
 
-    def load_run(self, db: Db, *, run_id: str) -> StoredRun | None:
+    def load_run(self, db: Db_contra, *, run_id: str) -> StoredRun | None:
         """Everything stored of ``run_id``, or ``None``."""
         ...
 
-    def list_runs(self, db: Db) -> tuple[RunRecord, ...]:
+    def list_runs(self, db: Db_contra) -> tuple[RunRecord, ...]:
         """Every run's record, oldest first."""
         ...
 
-    def claim(self, db: Db, name: str, owner: str) -> float:
-        """One attempt to take the lease ``name``: 0 when taken, else the seconds to wait."""
+
+class RunLeases(Protocol[Db_contra]):
+    """The leases of a database layer, as runs use them."""
+
+    def claim(self, db: Db_contra, name: str, owner: str) -> float:
+        """One attempt to take the lease ``name`` in the caller's transaction: 0 when taken,
+        else the seconds to wait."""
         ...
 
-    def holds(self, db: Db, name: str, owner: str) -> bool:
-        """Whether ``owner`` holds the lease ``name``."""
+    def holds(self, db: Db_contra, name: str, owner: str) -> bool:
+        """Whether ``owner`` holds the lease ``name`` (in the caller's transaction)."""
         ...
 
-    def free(self, db: Db, name: str, owner: str) -> bool:
-        """Free the lease ``name`` if ``owner`` holds it; whether it did."""
+    def free_in(self, db: Db_contra, name: str, owner: str) -> bool:
+        """Free the lease ``name`` if ``owner`` holds it, in the caller's transaction; whether
+        it did."""
         ...
 
     def renew(self, name: str, owner: str) -> Callable[[], object]:
         """Renew a claimed lease from the running loop; returns what stops the renewals."""
         ...
 
-    async def release(self, name: str, owner: str) -> None:
+    async def free(self, name: str, owner: str) -> None:
         """Free the lease ``name`` if ``owner`` holds it, in a transaction of its own that
         finishes even if the caller is cancelled."""
         ...
@@ -139,10 +148,21 @@ class _Held:
 
 
 class HeldRuns(Generic[Db]):
-    """The ``RunStore`` half of a store on ``database``."""
+    """The ``RunStore`` half of the store ``where``: runs in ``database``, written with
+    ``sql``, held through ``leases`` and, in this process, ``turns``."""
 
-    def __init__(self, database: RunDatabase[Db], turns: Turns) -> None:
-        self._db = database
+    def __init__(
+        self,
+        where: str,
+        database: Transactions[Db],
+        sql: RunSQL[Db],
+        leases: RunLeases[Db],
+        turns: Turns,
+    ) -> None:
+        self._where = where
+        self._database = database
+        self._sql = sql
+        self._leases = leases
         self._turns = turns
         self._held: dict[str, _Held] = {}
 
@@ -178,26 +198,26 @@ class HeldRuns(Generic[Db]):
         claim = create is not None and status is None  # a fresh run going on: lease it now
         fence = held is not None and held.leased
         free = fence and status is not None  # the last write: freeing the lease is the fence
-        db = self._db
+        sql, leases, where = self._sql, self._leases, self._where
 
-        def write(connection: Any) -> None:
+        def write(db: Any) -> None:
             if held is not None and fence:
-                done = (db.free if free else db.holds)(connection, held.name, held.owner)
+                done = (leases.free_in if free else leases.holds)(db, held.name, held.owner)
                 if not done:
                     raise OpenProgramError(
-                        f"{db.where}: this process no longer holds run {run_id!r} (it stalled "
+                        f"{where}: this process no longer holds run {run_id!r} (it stalled "
                         "longer than lease_s and another process took the run); nothing was "
                         "written"
                     )
             if create is not None:
-                db.create_run(connection, run_id=run_id, content=create[0], options=create[1])
-            if claim and held is not None and db.claim(connection, held.name, held.owner) > 0:
-                raise OpenProgramError(f"{db.where}: the new run {run_id!r} is held by another")
-            db.write_steps(
-                connection, run_id=run_id, steps=steps, status=status, pending=pending, error=error
+                sql.create_run(db, run_id=run_id, content=create[0], options=create[1])
+            if claim and held is not None and leases.claim(db, held.name, held.owner) > 0:
+                raise OpenProgramError(f"{where}: the new run {run_id!r} is held by another")
+            sql.write_steps(
+                db, run_id=run_id, steps=steps, status=status, pending=pending, error=error
             )
 
-        await db.write(write)
+        await self._database.awrite(write)
         if held is not None:
             held.create = None
             if claim:
@@ -209,36 +229,38 @@ class HeldRuns(Generic[Db]):
 
     async def record_decisions(self, run_id: str, decisions: Sequence[Decision]) -> None:
         """See ``RunStore.record_decisions``."""
-        await self._db.write(partial(self._db.write_decisions, run_id=run_id, decisions=decisions))
+        await self._database.awrite(
+            partial(self._sql.write_decisions, run_id=run_id, decisions=decisions)
+        )
 
     async def load_run(self, run_id: str) -> StoredRun | None:
         """See ``RunStore.load_run``."""
-        return await self._db.read(partial(self._db.load_run, run_id=run_id))
+        return await self._database.aread(partial(self._sql.load_run, run_id=run_id))
 
     async def list_runs(self) -> tuple[RunRecord, ...]:
         """See ``RunStore.list_runs``."""
-        return await self._db.read(self._db.list_runs)
+        return await self._database.aread(self._sql.list_runs)
 
     async def _take(self, held: _Held, run_id: str, content: str, options: str) -> StoredRun:
         """Take a stored run's lease (waiting for it), opening the run in the same transaction."""
         opened: list[StoredRun] = []
 
-        def attempt(connection: Any) -> float:
-            left = self._db.claim(connection, held.name, held.owner)
+        def attempt(db: Any) -> float:
+            left = self._leases.claim(db, held.name, held.owner)
             if left == 0:
                 opened.append(
-                    self._db.open_run(connection, run_id=run_id, content=content, options=options)
+                    self._sql.open_run(db, run_id=run_id, content=content, options=options)
                 )
             return left
 
-        await take_waiting(partial(self._db.write, attempt))
+        await take_waiting(partial(self._database.awrite, attempt))
         held.leased = True
         self._start_renewing(held)
         return opened[-1]
 
     def _start_renewing(self, held: _Held) -> None:
         if held.leased and not held.ended and held.stop_renewing is None:
-            held.stop_renewing = self._db.renew(held.name, held.owner)
+            held.stop_renewing = self._leases.renew(held.name, held.owner)
 
     @staticmethod
     def _on_its_loop(held: _Held, work: Callable[[_Held], None]) -> None:
@@ -259,7 +281,7 @@ class HeldRuns(Generic[Db]):
         self._held.pop(run_id, None)
         _stop_renewing(held)
         if held.leased:
-            await self._db.release(held.name, held.owner)
+            await self._leases.free(held.name, held.owner)
 
 
 def _stop_renewing(held: _Held) -> None:

@@ -30,7 +30,6 @@ __all__ = [
     "Renewal",
     "free_lease",
     "holder_is_gone",
-    "holds_lease",
     "take_waiting",
 ]
 
@@ -68,9 +67,19 @@ class Leases:
         the seconds until it expires); the caller then keeps it with ``renew``."""
         return _take(db, name=name, owner=owner, host=self._host, lease_s=self.lease_s)
 
-    def renew(self, name: str, owner: str) -> Renewal:
-        """Renew a lease taken with ``claim`` until the returned renewal is stopped."""
-        return Renewal(self._database, name, owner, self.lease_s)
+    def holds(self, db: sqlite3.Connection, name: str, owner: str) -> bool:
+        """Whether ``owner`` holds the lease ``name``, in the caller's transaction."""
+        row = db.execute("SELECT owner FROM openprogram_leases WHERE name = ?", (name,)).fetchone()
+        return row is not None and bool(row[0] == owner)
+
+    def free_in(self, db: sqlite3.Connection, name: str, owner: str) -> bool:
+        """Free the lease ``name`` if ``owner`` holds it, in the caller's transaction; whether
+        it did."""
+        return free_lease(db, name=name, owner=owner)
+
+    def renew(self, name: str, owner: str) -> Callable[[], None]:
+        """Renew a lease taken with ``claim`` from this loop; returns what stops it."""
+        return Renewal(self._database, name, owner, self.lease_s).stop
 
     async def free(self, name: str, owner: str) -> None:
         """Free the lease ``name`` if ``owner`` holds it, in a transaction of its own."""
@@ -141,12 +150,6 @@ def free_lease(db: sqlite3.Connection, *, name: str, owner: str) -> bool:
     did."""
     done = db.execute("DELETE FROM openprogram_leases WHERE name = ? AND owner = ?", (name, owner))
     return done.rowcount == 1
-
-
-def holds_lease(db: sqlite3.Connection, *, name: str, owner: str) -> bool:
-    """Whether ``owner`` holds the lease ``name`` (in the caller's transaction)."""
-    row = db.execute("SELECT owner FROM openprogram_leases WHERE name = ?", (name,)).fetchone()
-    return row is not None and bool(row[0] == owner)
 
 
 async def take_waiting(attempt: Callable[[], Awaitable[float]]) -> None:

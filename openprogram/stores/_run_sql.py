@@ -1,8 +1,8 @@
 """The SQL of durable runs in a ``SQLiteStore`` file: each function one short piece of work.
 
-``SQLiteRunDatabase`` gives them, the file's transactions and its leases to
-``HeldRuns`` (``openprogram.stores._held_runs``), which runs the write ones
-inside one ``BEGIN IMMEDIATE`` transaction. The statements are constant strings, so
+``SQLiteStore``'s ``HeldRuns`` (``openprogram.stores._held_runs``) runs them
+through its ``Database`` (the write ones inside one ``BEGIN IMMEDIATE``
+transaction). The statements are constant strings, so
 ``sqlite3`` prepares each once per connection and reuses it (its statement
 cache). The steps one transaction writes are one row, a JSON array of
 ``[key, kind, fingerprint, data]`` (each step's data, JSON itself, written in
@@ -16,26 +16,14 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Sequence
+from typing import Any
 
 from openprogram._pause import PendingCall
 from openprogram.exceptions import OpenProgramError
-from openprogram.stores._database import Database
-from openprogram.stores._lease import Leases, free_lease, holds_lease
 from openprogram.stores._runs import Decision, RunRecord, RunStatus, Step, StoredRun
 
-__all__ = [
-    "SQLiteRunDatabase",
-    "create_run",
-    "list_runs",
-    "load_run",
-    "open_run",
-    "write_decisions",
-    "write_steps",
-]
-
-T = TypeVar("T")
+__all__ = ["create_run", "list_runs", "load_run", "open_run", "write_decisions", "write_steps"]
 
 _COLUMNS = "status, content, options, created, updated, pending, error"
 _RUN = f"SELECT {_COLUMNS} FROM openprogram_runs"
@@ -189,49 +177,3 @@ def _pending_json(pending: Sequence[PendingCall]) -> str:
         ],
         ensure_ascii=False,
     )
-
-
-class SQLiteRunDatabase:
-    """A ``SQLiteStore`` file as ``HeldRuns`` uses it (a ``RunDatabase``)."""
-
-    where = "SQLiteStore"
-
-    def __init__(self, database: Database, leases: Leases) -> None:
-        self._database = database
-        self._leases = leases
-
-    async def read(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """See ``RunDatabase.read``."""
-        return await self._database.aread(work)
-
-    async def write(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """See ``RunDatabase.write``."""
-        return await self._database.awrite(work)
-
-    def claim(self, db: sqlite3.Connection, name: str, owner: str) -> float:
-        """See ``RunDatabase.claim``."""
-        return self._leases.claim(db, name, owner)
-
-    def holds(self, db: sqlite3.Connection, name: str, owner: str) -> bool:
-        """See ``RunDatabase.holds``."""
-        return holds_lease(db, name=name, owner=owner)
-
-    def free(self, db: sqlite3.Connection, name: str, owner: str) -> bool:
-        """See ``RunDatabase.free``."""
-        return free_lease(db, name=name, owner=owner)
-
-    def renew(self, name: str, owner: str) -> Callable[[], object]:
-        """See ``RunDatabase.renew``."""
-        return self._leases.renew(name, owner).stop
-
-    async def release(self, name: str, owner: str) -> None:
-        """See ``RunDatabase.release``."""
-        await self._leases.free(name, owner)
-
-    # The SQL of runs, in the caller's transaction.
-    open_run = staticmethod(open_run)
-    create_run = staticmethod(create_run)
-    write_steps = staticmethod(write_steps)
-    write_decisions = staticmethod(write_decisions)
-    load_run = staticmethod(load_run)
-    list_runs = staticmethod(list_runs)

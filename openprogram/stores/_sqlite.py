@@ -14,11 +14,11 @@ from functools import partial
 from openprogram.exceptions import UserError
 from openprogram.messages import Message
 from openprogram.messages._json import decode_message, encode_message
+from openprogram.stores import _run_sql
 from openprogram.stores._database import Database
 from openprogram.stores._held_runs import HeldRuns
 from openprogram.stores._lease import Leases
 from openprogram.stores._memory import conflict
-from openprogram.stores._run_sql import SQLiteRunDatabase
 from openprogram.stores._shared import SharedStore
 from openprogram.stores._turns import Turns
 
@@ -78,7 +78,7 @@ class SQLiteStore(SharedStore):
         self._leases = Leases(self._database, lease_s)
         self._turns = Turns()
         self._cache: OrderedDict[str, tuple[Message, ...]] = OrderedDict()
-        self._runs = HeldRuns(SQLiteRunDatabase(self._database, self._leases), self._turns)
+        self._runs = HeldRuns("SQLiteStore", self._database, _run_sql, self._leases, self._turns)
         self._cache_lock = threading.Lock()
 
     @property

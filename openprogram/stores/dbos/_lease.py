@@ -22,7 +22,7 @@ import contextlib
 import logging
 import os
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from functools import partial
 
 import sqlalchemy as sa
@@ -79,8 +79,8 @@ class Leases:
 
     def claim(self, db: Connection, name: str, owner: str) -> float:
         """Take the lease ``name`` for ``owner`` in the transaction of ``db``: 0 when taken,
-        else the seconds to wait; the caller keeps it with ``renewing`` and frees it with
-        ``free``."""
+        else the seconds to wait; the caller keeps it with ``renew`` and frees it with
+        ``free_in`` or ``free``."""
         return self._take(db, name=name, owner=owner)
 
     def holds(self, db: Connection, name: str, owner: str) -> bool:
@@ -88,10 +88,19 @@ class Leases:
         row = db.execute(self._owner_sql, {"name": name}).first()
         return row is not None and row[0] == owner
 
+    def free_in(self, db: Connection, name: str, owner: str) -> bool:
+        """Free the lease ``name`` if ``owner`` holds it, in the transaction of ``db``; whether
+        it did."""
+        return free_lease(db, name=name, owner=owner)
+
     def renewing(self, name: str, owner: str) -> asyncio.Task[None]:
         """Renew a lease taken with ``claim`` every third of its length, on this loop, until
         the task is cancelled."""
         return asyncio.ensure_future(self._renew_every_third(name, owner))
+
+    def renew(self, name: str, owner: str) -> Callable[[], object]:
+        """``renewing``, returning what stops it."""
+        return self.renewing(name, owner).cancel
 
     async def free(self, name: str, owner: str) -> None:
         """Free the lease ``name`` if ``owner`` holds it, in a transaction of its own."""

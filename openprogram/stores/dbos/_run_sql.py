@@ -6,17 +6,16 @@ one row per batch of steps (a JSON array of ``[key, kind, fingerprint,
 data]``, numbered per run; a later batch's step of a key and kind replaces an
 earlier one when read back), one row per decision. Only the run's holder
 writes its steps, so numbering a batch by ``MAX(batch) + 1`` never races; a
-second writer would hit the primary key and fail loudly. ``DBOSRunDatabase``
-gives them, the database's transactions and its leases to ``HeldRuns``
-(``openprogram.stores._held_runs``).
+second writer would hit the primary key and fail loudly. ``DBOSStore``'s
+``HeldRuns`` (``openprogram.stores._held_runs``) runs them, each in a
+transaction of its ``StoreDatabase``.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Sequence
-from typing import TypeVar
+from collections.abc import Sequence
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -25,20 +24,8 @@ from openprogram._pause import PendingCall
 from openprogram.exceptions import OpenProgramError
 from openprogram.stores._run_sql import _pending_json, _record, _to_json
 from openprogram.stores._runs import Decision, RunRecord, RunStatus, Step, StoredRun
-from openprogram.stores.dbos._engine import StoreDatabase
-from openprogram.stores.dbos._lease import Leases, free_lease
 
-__all__ = [
-    "DBOSRunDatabase",
-    "create_run",
-    "list_runs",
-    "load_run",
-    "open_run",
-    "write_decisions",
-    "write_steps",
-]
-
-T = TypeVar("T")
+__all__ = ["create_run", "list_runs", "load_run", "open_run", "write_decisions", "write_steps"]
 
 _COLUMNS = "status, content, options, created, updated, pending, error"
 _RUN = sa.text(f"SELECT {_COLUMNS} FROM openprogram_runs WHERE run_id = :run_id")
@@ -160,49 +147,3 @@ def load_run(db: Connection, *, run_id: str) -> StoredRun | None:
 def list_runs(db: Connection) -> tuple[RunRecord, ...]:
     """Every run's record, oldest first."""
     return tuple(_record(row[0], tuple(row[1:])) for row in db.execute(_LIST))
-
-
-class DBOSRunDatabase:
-    """A ``DBOSStore``'s database as ``HeldRuns`` uses it (a ``RunDatabase``)."""
-
-    where = "DBOSStore"
-
-    def __init__(self, database: StoreDatabase, leases: Leases) -> None:
-        self._database = database
-        self._leases = leases
-
-    async def read(self, work: Callable[[Connection], T]) -> T:
-        """See ``RunDatabase.read``."""
-        return await self._database.run(work)
-
-    async def write(self, work: Callable[[Connection], T]) -> T:
-        """See ``RunDatabase.write``."""
-        return await self._database.run(work)
-
-    def claim(self, db: Connection, name: str, owner: str) -> float:
-        """See ``RunDatabase.claim``."""
-        return self._leases.claim(db, name, owner)
-
-    def holds(self, db: Connection, name: str, owner: str) -> bool:
-        """See ``RunDatabase.holds``."""
-        return self._leases.holds(db, name, owner)
-
-    def free(self, db: Connection, name: str, owner: str) -> bool:
-        """See ``RunDatabase.free``."""
-        return free_lease(db, name=name, owner=owner)
-
-    def renew(self, name: str, owner: str) -> Callable[[], object]:
-        """See ``RunDatabase.renew``."""
-        return self._leases.renewing(name, owner).cancel
-
-    async def release(self, name: str, owner: str) -> None:
-        """See ``RunDatabase.release``."""
-        await self._leases.free(name, owner)
-
-    # The SQL of runs, in the caller's transaction.
-    open_run = staticmethod(open_run)
-    create_run = staticmethod(create_run)
-    write_steps = staticmethod(write_steps)
-    write_decisions = staticmethod(write_decisions)
-    load_run = staticmethod(load_run)
-    list_runs = staticmethod(list_runs)

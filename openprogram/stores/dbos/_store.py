@@ -14,11 +14,11 @@ from openprogram.stores._held_runs import HeldRuns
 from openprogram.stores._memory import conflict
 from openprogram.stores._shared import SharedStore
 from openprogram.stores._turns import Turns
+from openprogram.stores.dbos import _run_sql
 from openprogram.stores.dbos._engine import StoreDatabase, shown
 from openprogram.stores.dbos._lease import Leases
 from openprogram.stores.dbos._queue import Enqueuer, dbos_url
 from openprogram.stores.dbos._rows import append_rows, read_rows
-from openprogram.stores.dbos._run_sql import DBOSRunDatabase
 from openprogram.stores.dbos._schema import migrate
 
 __all__ = ["DBOSStore"]
@@ -80,7 +80,7 @@ class DBOSStore(SharedStore):
         self._url = shown(database_url)
         self._leases = Leases(self._database, lease_s)
         self._turns = Turns()
-        self._runs = HeldRuns(DBOSRunDatabase(self._database, self._leases), self._turns)
+        self._runs = HeldRuns("DBOSStore", self._database, _run_sql, self._leases, self._turns)
         self._enqueuer = Enqueuer(dbos_url(self._database.url))
 
     @property
