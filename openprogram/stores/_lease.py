@@ -19,36 +19,24 @@ import os
 import socket
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from functools import partial
-from typing import Any
 
 from openprogram.exceptions import OpenProgramError
 from openprogram.stores._database import Database
 
-__all__ = ["Hold", "Leases", "Renewal", "free_lease", "holder_is_gone"]
+__all__ = [
+    "Leases",
+    "Renewal",
+    "free_lease",
+    "holder_is_gone",
+    "take_waiting",
+]
 
 logger = logging.getLogger("openprogram.stores")
 
 _FIRST_WAIT_S = 0.005
 _LONGEST_WAIT_S = 0.25
-
-
-class Hold:
-    """A lease held for a block: what the taking transaction returned, and who holds it."""
-
-    __slots__ = ("freed", "name", "owner", "value")
-
-    def __init__(self, name: str, owner: str, value: Any) -> None:
-        self.name = name
-        """The lease's name."""
-        self.owner = owner
-        """The holder's token."""
-        self.value = value
-        """What ``then`` returned in the taking transaction (``None`` without it)."""
-        self.freed = False
-        """Set by a holder that freed the lease in a transaction of its own (``free_lease``):
-        the block's end then writes nothing."""
 
 
 class Leases:
@@ -60,45 +48,41 @@ class Leases:
         self._host = socket.gethostname()
 
     @contextlib.asynccontextmanager
-    async def hold(
-        self, name: str, then: Callable[[sqlite3.Connection], Any] | None = None
-    ) -> AsyncIterator[Hold]:
-        """Take the lease ``name`` (waiting for it), renew it while the block runs, free it.
-
-        ``then(db)`` runs in the transaction that takes the lease, and the block
-        gets what it returns as ``Hold.value``: work the holder does first costs
-        no transaction of its own. Likewise the block may free the lease in its
-        own last transaction (``free_lease``, then ``hold.freed = True``).
-        """
+    async def hold(self, name: str) -> AsyncIterator[str]:
+        """Take the lease ``name`` (waiting for it), renew it while the block runs, free it;
+        the block gets this holder's token."""
         owner = os.urandom(12).hex()
         take = partial(_take, name=name, owner=owner, host=self._host, lease_s=self.lease_s)
-        done: list[Any] = []
-        if then is not None:
-            take = partial(_take_then, take, then, done)
-        wait = _FIRST_WAIT_S
-        while (left := await self._database.awrite(take)) > 0:
-            await asyncio.sleep(min(wait, left))
-            wait = min(wait * 2, _LONGEST_WAIT_S)
+        await take_waiting(partial(self._database.awrite, take))
         # A timer, not a task: most sends end before the first renewal is due.
         renewal = Renewal(self._database, name, owner, self.lease_s)
-        held = Hold(name, owner, done[-1] if done else None)
         try:
-            yield held
+            yield owner
         finally:
             renewal.stop()
-            if not held.freed:
-                await self._free(name, owner)
+            await self.free(name, owner)
 
     def claim(self, db: sqlite3.Connection, name: str, owner: str) -> float:
         """One attempt to take the lease ``name`` in the caller's transaction (0: taken, else
         the seconds until it expires); the caller then keeps it with ``renew``."""
         return _take(db, name=name, owner=owner, host=self._host, lease_s=self.lease_s)
 
-    def renew(self, name: str, owner: str) -> Renewal:
-        """Renew a lease taken with ``claim`` until the returned renewal is stopped."""
-        return Renewal(self._database, name, owner, self.lease_s)
+    def holds(self, db: sqlite3.Connection, name: str, owner: str) -> bool:
+        """Whether ``owner`` holds the lease ``name``, in the caller's transaction."""
+        row = db.execute("SELECT owner FROM openprogram_leases WHERE name = ?", (name,)).fetchone()
+        return row is not None and bool(row[0] == owner)
 
-    async def _free(self, name: str, owner: str) -> None:
+    def free_in(self, db: sqlite3.Connection, name: str, owner: str) -> bool:
+        """Free the lease ``name`` if ``owner`` holds it, in the caller's transaction; whether
+        it did."""
+        return free_lease(db, name=name, owner=owner)
+
+    def renew(self, name: str, owner: str) -> Callable[[], None]:
+        """Renew a lease taken with ``claim`` from this loop; returns what stops it."""
+        return Renewal(self._database, name, owner, self.lease_s).stop
+
+    async def free(self, name: str, owner: str) -> None:
+        """Free the lease ``name`` if ``owner`` holds it, in a transaction of its own."""
         free = partial(free_lease, name=name, owner=owner)
         try:
             self._database.write(free)  # at once, so a cancelled send frees its turn too
@@ -154,19 +138,6 @@ def _take(db: sqlite3.Connection, *, name: str, owner: str, host: str, lease_s: 
     return 0.0
 
 
-def _take_then(
-    take: Callable[[sqlite3.Connection], float],
-    then: Callable[[sqlite3.Connection], Any],
-    done: list[Any],
-    db: sqlite3.Connection,
-) -> float:
-    """``take``, and once the lease is taken, ``then`` in the same transaction."""
-    left = take(db)
-    if left == 0:
-        done.append(then(db))
-    return left
-
-
 def _renew(db: sqlite3.Connection, *, name: str, owner: str, lease_s: float) -> None:
     db.execute(
         "UPDATE openprogram_leases SET expires_at = ? WHERE name = ? AND owner = ?",
@@ -174,9 +145,21 @@ def _renew(db: sqlite3.Connection, *, name: str, owner: str, lease_s: float) -> 
     )
 
 
-def free_lease(db: sqlite3.Connection, *, name: str, owner: str) -> None:
-    """Free the lease ``name`` if ``owner`` holds it (in the caller's transaction)."""
-    db.execute("DELETE FROM openprogram_leases WHERE name = ? AND owner = ?", (name, owner))
+def free_lease(db: sqlite3.Connection, *, name: str, owner: str) -> bool:
+    """Free the lease ``name`` if ``owner`` holds it (in the caller's transaction); whether it
+    did."""
+    done = db.execute("DELETE FROM openprogram_leases WHERE name = ? AND owner = ?", (name, owner))
+    return done.rowcount == 1
+
+
+async def take_waiting(attempt: Callable[[], Awaitable[float]]) -> None:
+    """Call ``attempt`` (one try to take a lease: 0 when taken, else the seconds it has left)
+    until it takes the lease, sleeping between tries (longer each time, never past the
+    expiry)."""
+    wait = _FIRST_WAIT_S
+    while (left := await attempt()) > 0:
+        await asyncio.sleep(min(wait, left))
+        wait = min(wait * 2, _LONGEST_WAIT_S)
 
 
 def holder_is_gone(pid: int, host: str, this_host: str) -> bool:

@@ -1,7 +1,8 @@
 """The SQL of durable runs in a ``SQLiteStore`` file: each function one short piece of work.
 
-``SQLiteStore`` runs them through its ``Database`` (the write ones inside one
-``BEGIN IMMEDIATE`` transaction). The statements are constant strings, so
+``SQLiteStore``'s ``HeldRuns`` (``openprogram.stores._held_runs``) runs them
+through its ``Database`` (the write ones inside one ``BEGIN IMMEDIATE``
+transaction). The statements are constant strings, so
 ``sqlite3`` prepares each once per connection and reuses it (its statement
 cache). The steps one transaction writes are one row, a JSON array of
 ``[key, kind, fingerprint, data]`` (each step's data, JSON itself, written in
@@ -20,7 +21,6 @@ from typing import Any
 
 from openprogram._pause import PendingCall
 from openprogram.exceptions import OpenProgramError
-from openprogram.stores._lease import free_lease
 from openprogram.stores._runs import Decision, RunRecord, RunStatus, Step, StoredRun
 
 __all__ = ["create_run", "list_runs", "load_run", "open_run", "write_decisions", "write_steps"]
@@ -70,16 +70,12 @@ def write_steps(
     status: RunStatus | None,
     pending: Sequence[PendingCall],
     error: str | None,
-    lease: tuple[str, str] | None = None,
 ) -> None:
-    """Write steps and, with ``status``, the run's new status (and free ``lease``, its name
-    and owner): one transaction, the caller's."""
+    """Write steps and, with ``status``, the run's new status: one transaction, the caller's."""
     if steps:
         # Keys, kinds and fingerprints are plain ASCII, data is JSON: no escaping needed.
         batch = ",".join(f'["{s.key}","{s.kind}","{s.fingerprint}",{s.data}]' for s in steps)
         db.execute(_PUT_STEPS, (run_id, f"[{batch}]", run_id))
-    if lease is not None:
-        free_lease(db, name=lease[0], owner=lease[1])
     if status is None:
         return
     done = db.execute(

@@ -9,19 +9,17 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from contextlib import AbstractAsyncContextManager
 from functools import partial
 
-from openprogram._pause import PendingCall
 from openprogram.exceptions import UserError
 from openprogram.messages import Message
 from openprogram.messages._json import decode_message, encode_message
+from openprogram.stores import _run_sql
 from openprogram.stores._database import Database
+from openprogram.stores._held_runs import HeldRuns
 from openprogram.stores._lease import Leases
 from openprogram.stores._memory import conflict
-from openprogram.stores._runs import Decision, RunRecord, RunStatus, Step, StoredRun
 from openprogram.stores._shared import SharedStore
-from openprogram.stores._sqlite_runs import SQLiteRuns
 from openprogram.stores._turns import Turns
 
 __all__ = ["CACHED", "SQLiteStore"]
@@ -80,7 +78,7 @@ class SQLiteStore(SharedStore):
         self._leases = Leases(self._database, lease_s)
         self._turns = Turns()
         self._cache: OrderedDict[str, tuple[Message, ...]] = OrderedDict()
-        self._runs = SQLiteRuns(self._database, self._leases, self._turns)
+        self._runs = HeldRuns("SQLiteStore", self._database, _run_sql, self._leases, self._turns)
         self._cache_lock = threading.Lock()
 
     @property
@@ -117,39 +115,6 @@ class SQLiteStore(SharedStore):
         known = self._cache.get(conversation_id, () if start == 0 else None)
         if known is not None and len(known) == start:
             self._remember(conversation_id, (*known, *messages))
-
-    # -- durable runs (``RunStore``; openprogram.stores._sqlite_runs) ---------------------------
-
-    def open_run(
-        self, run_id: str, *, content: str, options: str, fresh: bool = False
-    ) -> AbstractAsyncContextManager[StoredRun]:
-        """Hold ``run_id`` (first in this process, then across processes through its lease),
-        create it or mark it running, and yield what it holds (see ``RunStore``)."""
-        return self._runs.open_run(run_id, content, options, fresh)
-
-    async def record_steps(
-        self,
-        run_id: str,
-        steps: Sequence[Step],
-        *,
-        status: RunStatus | None = None,
-        pending: Sequence[PendingCall] = (),
-        error: str | None = None,
-    ) -> None:
-        """Write steps and, with ``status``, end the run: one transaction (see ``RunStore``)."""
-        await self._runs.record_steps(run_id, steps, status, pending, error)
-
-    async def record_decisions(self, run_id: str, decisions: Sequence[Decision]) -> None:
-        """Write decisions about paused calls, in one transaction (see ``RunStore``)."""
-        await self._runs.record_decisions(run_id, decisions)
-
-    async def load_run(self, run_id: str) -> StoredRun | None:
-        """Everything stored of ``run_id`` (``None``: no such run)."""
-        return await self._runs.load_run(run_id)
-
-    async def list_runs(self) -> tuple[RunRecord, ...]:
-        """Every run's record, oldest first."""
-        return await self._runs.list_runs()
 
     def _remember(self, conversation_id: str, messages: tuple[Message, ...]) -> tuple[Message, ...]:
         # Rows never change once written, so what was read stays true; only rows added

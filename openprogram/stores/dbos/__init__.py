@@ -11,6 +11,8 @@ without it the import raises an ``ImportError`` saying how to install it.
 
 from __future__ import annotations
 
+# First, whatever is imported from this package: without the extra it raises the ImportError.
+from openprogram.stores.dbos import _engine  # noqa: F401
 from openprogram.stores.dbos._store import DBOSStore
 from openprogram.stores.dbos._worker import Worker
 

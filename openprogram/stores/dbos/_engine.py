@@ -107,6 +107,10 @@ class StoreDatabase:
         """``transaction(work)`` on a worker thread; it finishes even if the caller is cancelled."""
         return await asyncio.to_thread(self.transaction, work)
 
+    # What durable runs read and write through (``openprogram.stores._held_runs``).
+    aread = run
+    awrite = run
+
     def close(self) -> None:
         """Close every pooled connection (idempotent); the store cannot be used afterwards."""
         self.closed = True

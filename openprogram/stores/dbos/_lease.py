@@ -22,21 +22,21 @@ import contextlib
 import logging
 import os
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from functools import partial
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from openprogram.stores._lease import holder_is_gone
+from openprogram.stores._lease import holder_is_gone, take_waiting
 from openprogram.stores.dbos._engine import StoreDatabase
 
-__all__ = ["Leases"]
+__all__ = ["Leases", "free_lease"]
 
 logger = logging.getLogger("openprogram.stores")
 
-_FIRST_WAIT_S = 0.005
-_LONGEST_WAIT_S = 0.25
+_LOST_RACE_WAIT_S = 0.005
+_FREE = sa.text("DELETE FROM openprogram_leases WHERE name = :name AND owner = :owner")
 
 
 class Leases:
@@ -69,23 +69,18 @@ class Leases:
         """Take the lease ``name`` (waiting for it), renew it while the block runs, free it;
         the block gets this holder's token (``holds`` checks it)."""
         owner = os.urandom(12).hex()
-        take = partial(self._take, name=name, owner=owner)
-        wait = _FIRST_WAIT_S
-        while (left := await self._database.run(take)) > 0:
-            await asyncio.sleep(min(wait, left))
-            wait = min(wait * 2, _LONGEST_WAIT_S)
+        await take_waiting(partial(self._database.run, partial(self._take, name=name, owner=owner)))
         renewing = asyncio.ensure_future(self._renew_every_third(name, owner))
         try:
             yield owner
         finally:
             renewing.cancel()
-            # A worker thread finishes the delete even if this task is cancelled meanwhile.
-            await asyncio.shield(self._database.run(partial(_free, name=name, owner=owner)))
+            await self.free(name, owner)
 
     def claim(self, db: Connection, name: str, owner: str) -> float:
         """Take the lease ``name`` for ``owner`` in the transaction of ``db``: 0 when taken,
-        else the seconds to wait; the caller keeps it with ``renewing`` and frees it with
-        ``free``."""
+        else the seconds to wait; the caller keeps it with ``renew`` and frees it with
+        ``free_in`` or ``free``."""
         return self._take(db, name=name, owner=owner)
 
     def holds(self, db: Connection, name: str, owner: str) -> bool:
@@ -93,14 +88,24 @@ class Leases:
         row = db.execute(self._owner_sql, {"name": name}).first()
         return row is not None and row[0] == owner
 
+    def free_in(self, db: Connection, name: str, owner: str) -> bool:
+        """Free the lease ``name`` if ``owner`` holds it, in the transaction of ``db``; whether
+        it did."""
+        return free_lease(db, name=name, owner=owner)
+
     def renewing(self, name: str, owner: str) -> asyncio.Task[None]:
         """Renew a lease taken with ``claim`` every third of its length, on this loop, until
         the task is cancelled."""
         return asyncio.ensure_future(self._renew_every_third(name, owner))
 
+    def renew(self, name: str, owner: str) -> Callable[[], object]:
+        """``renewing``, returning what stops it."""
+        return self.renewing(name, owner).cancel
+
     async def free(self, name: str, owner: str) -> None:
-        """Free a lease taken with ``claim`` (nothing when another holds it now)."""
-        await asyncio.shield(self._database.run(partial(_free, name=name, owner=owner)))
+        """Free the lease ``name`` if ``owner`` holds it, in a transaction of its own."""
+        # A worker thread finishes the delete even if this task is cancelled meanwhile.
+        await asyncio.shield(self._database.run(partial(free_lease, name=name, owner=owner)))
 
     def _take(self, db: Connection, *, name: str, owner: str) -> float:
         """One attempt: 0 when taken, else the seconds to wait before the next."""
@@ -113,7 +118,7 @@ class Leases:
             seen = held_by
         values = {"name": name, "owner": owner, "pid": os.getpid(), "host": self._host}
         taken = db.execute(self._take_sql, {**values, "lease_s": self.lease_s, "seen": seen})
-        return 0.0 if taken.rowcount == 1 else _FIRST_WAIT_S  # lost a race: look again
+        return 0.0 if taken.rowcount == 1 else _LOST_RACE_WAIT_S  # lost a race: look again
 
     async def _renew_every_third(self, name: str, owner: str) -> None:
         renew = partial(_renew, sql=self._renew_sql, name=name, owner=owner, lease_s=self.lease_s)
@@ -131,8 +136,8 @@ def _renew(db: Connection, *, sql: sa.TextClause, name: str, owner: str, lease_s
     db.execute(sql, {"name": name, "owner": owner, "lease_s": lease_s})
 
 
-def _free(db: Connection, *, name: str, owner: str) -> None:
-    db.execute(
-        sa.text("DELETE FROM openprogram_leases WHERE name = :name AND owner = :owner"),
-        {"name": name, "owner": owner},
-    )
+def free_lease(db: Connection, *, name: str, owner: str) -> bool:
+    """Free the lease ``name`` if ``owner`` holds it (in the caller's transaction); whether it
+    did."""
+    done = db.execute(_FREE, {"name": name, "owner": owner})
+    return done.rowcount == 1

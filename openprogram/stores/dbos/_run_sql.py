@@ -6,7 +6,9 @@ one row per batch of steps (a JSON array of ``[key, kind, fingerprint,
 data]``, numbered per run; a later batch's step of a key and kind replaces an
 earlier one when read back), one row per decision. Only the run's holder
 writes its steps, so numbering a batch by ``MAX(batch) + 1`` never races; a
-second writer would hit the primary key and fail loudly.
+second writer would hit the primary key and fail loudly. ``DBOSStore``'s
+``HeldRuns`` (``openprogram.stores._held_runs``) runs them, each in a
+transaction of its ``StoreDatabase``.
 """
 
 from __future__ import annotations

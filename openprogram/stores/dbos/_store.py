@@ -5,22 +5,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from contextlib import AbstractAsyncContextManager
 from functools import partial
 
-from openprogram._pause import PendingCall
 from openprogram.exceptions import UserError
 from openprogram.messages import Message
 from openprogram.messages._json import decode_message, encode_message
+from openprogram.stores._held_runs import HeldRuns
 from openprogram.stores._memory import conflict
-from openprogram.stores._runs import Decision, RunRecord, RunStatus, Step, StoredRun
 from openprogram.stores._shared import SharedStore
 from openprogram.stores._turns import Turns
+from openprogram.stores.dbos import _run_sql
 from openprogram.stores.dbos._engine import StoreDatabase, shown
 from openprogram.stores.dbos._lease import Leases
 from openprogram.stores.dbos._queue import Enqueuer, dbos_url
 from openprogram.stores.dbos._rows import append_rows, read_rows
-from openprogram.stores.dbos._runs import DBOSRuns
 from openprogram.stores.dbos._schema import migrate
 
 __all__ = ["DBOSStore"]
@@ -82,7 +80,7 @@ class DBOSStore(SharedStore):
         self._url = shown(database_url)
         self._leases = Leases(self._database, lease_s)
         self._turns = Turns()
-        self._runs = DBOSRuns(self._database, self._leases, self._turns)
+        self._runs = HeldRuns("DBOSStore", self._database, _run_sql, self._leases, self._turns)
         self._enqueuer = Enqueuer(dbos_url(self._database.url))
 
     @property
@@ -115,39 +113,6 @@ class DBOSStore(SharedStore):
         stored = await self._database.run(partial(append_rows, conversation_id, start, texts))
         if stored != start:
             raise conflict(conversation_id, start, stored)
-
-    # -- durable runs (``RunStore``; openprogram.stores.dbos._runs) -----------------------------
-
-    def open_run(
-        self, run_id: str, *, content: str, options: str, fresh: bool = False
-    ) -> AbstractAsyncContextManager[StoredRun]:
-        """Hold ``run_id`` (first in this process, then across processes and hosts through its
-        lease), create it or mark it running, and yield what it holds (see ``RunStore``)."""
-        return self._runs.open_run(run_id, content, options, fresh)
-
-    async def record_steps(
-        self,
-        run_id: str,
-        steps: Sequence[Step],
-        *,
-        status: RunStatus | None = None,
-        pending: Sequence[PendingCall] = (),
-        error: str | None = None,
-    ) -> None:
-        """Write steps and, with ``status``, end the run: one transaction (see ``RunStore``)."""
-        await self._runs.record_steps(run_id, steps, status, pending, error)
-
-    async def record_decisions(self, run_id: str, decisions: Sequence[Decision]) -> None:
-        """Write decisions about paused calls, in one transaction (see ``RunStore``)."""
-        await self._runs.record_decisions(run_id, decisions)
-
-    async def load_run(self, run_id: str) -> StoredRun | None:
-        """Everything stored of ``run_id`` (``None``: no such run)."""
-        return await self._runs.load_run(run_id)
-
-    async def list_runs(self) -> tuple[RunRecord, ...]:
-        """Every run's record, oldest first."""
-        return await self._runs.list_runs()
 
     async def enqueue_run(self, run_id: str, workflow_id: str) -> None:
         """Queue an execution of ``run_id`` for the workers (see ``RunQueue``; use
