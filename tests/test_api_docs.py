@@ -34,6 +34,21 @@ def test_mkdocs_build_strict_succeeds(tmp_path: Path) -> None:
     assert ":::" not in reference
     for name in ("openprogram.runtime.Runtime", "openprogram.testing.ScriptedProvider"):
         assert f'id="{name}"' in reference, name
+    # every public method of Runtime, the ones it inherits from its mixins included
+    runtime_methods = {
+        name
+        for cls in openprogram.Runtime.__mro__
+        if cls.__module__.startswith("openprogram")
+        for name in vars(cls)
+        if not name.startswith("_")
+    }
+    assert {"exec", "async_exec", "stream", "submit"} <= runtime_methods
+    missing = [
+        m
+        for m in sorted(runtime_methods)
+        if f'id="openprogram.runtime.Runtime.{m}"' not in reference
+    ]
+    assert not missing, f"Runtime methods missing from the API reference: {missing}"
 
 
 def _defined_public_names() -> set[str]:
