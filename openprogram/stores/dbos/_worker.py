@@ -85,6 +85,9 @@ class Worker:
         recover_every_s: How often it looks for dead workers' runs.
 
     Use ``with Worker(runtime):`` (or ``start``/``stop``); ``run_forever`` blocks.
+    In async code the same block works: ``start`` and ``stop`` then wait for DBOS
+    to launch or shut down on a worker thread, blocking the loop that long (about
+    a second on SQLite); the runs themselves execute on DBOS's threads, not on that loop.
     """
 
     def __init__(
