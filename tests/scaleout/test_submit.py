@@ -96,7 +96,7 @@ def test_async_code_submits_runs_and_reads_back_without_blocking_its_loop(runtim
 
     output, ticks = asyncio.run(main())
     assert output == "re: hi"
-    assert len(ticks) >= 10  # the loop kept running while async_result waited
+    assert len(ticks) >= 5  # the loop kept running while async_result waited (0.2 s alone)
 
 
 def test_a_worker_refuses_the_id_of_a_live_worker(url: str, tmp_path: Path) -> None:
