@@ -1,10 +1,9 @@
 """The SQL of durable runs in a ``DBOSStore``'s database: ``SQLiteStore``'s rows, spoken to
 SQLite or PostgreSQL through SQLAlchemy.
 
-The rows are ``SQLiteStore``'s (``openprogram.stores._run_sql``): a run row,
-one row per batch of steps (a JSON array of ``[key, kind, fingerprint,
-data]``, numbered per run; a later batch's step of a key and kind replaces an
-earlier one when read back), one row per decision. Only the run's holder
+The rows are ``SQLiteStore``'s (``openprogram.stores._run_rows`` says what
+each holds): a run row, one row per batch of steps (numbered per run), one
+row per decision. Only the run's holder
 writes its steps, so numbering a batch by ``MAX(batch) + 1`` never races; a
 second writer would hit the primary key and fail loudly. ``DBOSStore``'s
 ``HeldRuns`` (``openprogram.stores._held_runs``) runs them, each in a
@@ -13,7 +12,6 @@ transaction of its ``StoreDatabase``.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Sequence
 
@@ -22,14 +20,20 @@ from sqlalchemy.engine import Connection
 
 from openprogram._pause import PendingCall
 from openprogram.exceptions import OpenProgramError
-from openprogram.stores._run_sql import _pending_json, _record, _to_json
+from openprogram.stores._run_rows import (
+    RUN_COLUMNS,
+    decisions_of,
+    latest_steps,
+    pending_json,
+    record,
+    steps_row,
+)
 from openprogram.stores._runs import Decision, RunRecord, RunStatus, Step, StoredRun
 
 __all__ = ["create_run", "list_runs", "load_run", "open_run", "write_decisions", "write_steps"]
 
-_COLUMNS = "status, content, options, created, updated, pending, error"
-_RUN = sa.text(f"SELECT {_COLUMNS} FROM openprogram_runs WHERE run_id = :run_id")
-_LIST = sa.text(f"SELECT run_id, {_COLUMNS} FROM openprogram_runs ORDER BY created, run_id")
+_RUN = sa.text(f"SELECT {RUN_COLUMNS} FROM openprogram_runs WHERE run_id = :run_id")
+_LIST = sa.text(f"SELECT run_id, {RUN_COLUMNS} FROM openprogram_runs ORDER BY created, run_id")
 _STEPS = sa.text("SELECT steps FROM openprogram_steps WHERE run_id = :run_id ORDER BY batch")
 _DECISIONS = sa.text(
     "SELECT path, call_id, approved, reason, arguments_hash FROM openprogram_decisions "
@@ -87,12 +91,10 @@ def write_steps(
 ) -> None:
     """Write steps and, with ``status``, the run's new status: one transaction, the caller's."""
     if steps:
-        # Keys, kinds and fingerprints are plain ASCII, data is JSON: no escaping needed.
-        batch = ",".join(f'["{s.key}","{s.kind}","{s.fingerprint}",{s.data}]' for s in steps)
-        db.execute(_PUT_STEPS, {"run_id": run_id, "steps": f"[{batch}]"})
+        db.execute(_PUT_STEPS, {"run_id": run_id, "steps": steps_row(steps)})
     if status is None:
         return
-    values = {"status": status, "pending": _pending_json(pending), "error": error}
+    values = {"status": status, "pending": pending_json(pending), "error": error}
     done = db.execute(_STATUS, {**values, "now": time.time(), "run_id": run_id})
     if done.rowcount != 1:
         raise OpenProgramError(f"DBOSStore: no run {run_id!r} to set {status!r}")
@@ -123,27 +125,11 @@ def load_run(db: Connection, *, run_id: str) -> StoredRun | None:
     row = db.execute(_RUN, {"run_id": run_id}).first()
     if row is None:
         return None
-    latest: dict[tuple[str, str], Step] = {}
-    for (batch,) in db.execute(_STEPS, {"run_id": run_id}):
-        for key, kind, fingerprint, data in json.loads(batch):
-            text = _to_json(data)
-            latest[key, kind] = Step(key=key, kind=kind, fingerprint=fingerprint, data=text)
-    decisions = tuple(
-        Decision(
-            path=path,
-            call_id=call_id,
-            approved=bool(approved),
-            reason=reason,
-            arguments_hash=arguments_hash,
-        )
-        for path, call_id, approved, reason, arguments_hash in db.execute(
-            _DECISIONS, {"run_id": run_id}
-        )
-    )
-    record = _record(run_id, tuple(row))
-    return StoredRun(record=record, steps=tuple(latest.values()), decisions=decisions)
+    steps = latest_steps(batch for (batch,) in db.execute(_STEPS, {"run_id": run_id}))
+    decided = decisions_of(db.execute(_DECISIONS, {"run_id": run_id}))
+    return StoredRun(record=record(run_id, tuple(row)), steps=steps, decisions=decided)
 
 
 def list_runs(db: Connection) -> tuple[RunRecord, ...]:
     """Every run's record, oldest first."""
-    return tuple(_record(row[0], tuple(row[1:])) for row in db.execute(_LIST))
+    return tuple(record(row[0], tuple(row[1:])) for row in db.execute(_LIST))
