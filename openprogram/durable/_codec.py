@@ -18,6 +18,7 @@ import inspect
 import json
 import typing
 from collections.abc import Callable
+from json.encoder import encode_basestring_ascii
 from typing import Any
 
 from openprogram.durable._fingerprint import Fingerprint
@@ -58,8 +59,16 @@ def result_step(
     key: str, fingerprint: str, message: ToolResultMessage, failure: str | None
 ) -> Step:
     """The step of a call's result (``failure``: its failure kind, for an error)."""
-    data = {"content": message.content, "failure": failure}
-    return Step(key=key, kind="result", fingerprint=fingerprint, data=dumps_json(data))
+    written = "null" if failure is None else _text(failure)
+    data = f'{{"content":{_text(message.content)},"failure":{written}}}'
+    return Step(key=key, kind="result", fingerprint=fingerprint, data=data)
+
+
+def _text(value: str) -> str:
+    """A string as JSON text (escaped as ASCII when it is ASCII, else kept as UTF-8)."""
+    if value.isascii():
+        return encode_basestring_ascii(value)
+    return dumps_json(value)
 
 
 def read_result(step: Step, call: ToolCall) -> tuple[ToolResultMessage, str | None]:
@@ -141,9 +150,16 @@ class ValueCodec:
 
 def dumps_json(data: Any) -> str:
     """``data`` as JSON text (fast; a lone surrogate is written escaped, as ASCII)."""
-    import pydantic_core  # noqa: PLC0415 - deferred for import cost (loaded by a tool's first call)
+    global _to_json  # noqa: PLW0603 - set once, on the first use
+    if _to_json is None:
+        import pydantic_core  # noqa: PLC0415 - deferred for import cost (a tool's first call loads it)
 
+        _to_json = pydantic_core.to_json
     try:
-        return pydantic_core.to_json(data).decode()  # a few times faster than json.dumps
-    except pydantic_core.PydanticSerializationError:  # a lone surrogate: escaped, as ASCII
+        return _to_json(data).decode()  # a few times faster than json.dumps
+    except ValueError:  # a lone surrogate (PydanticSerializationError): escaped, as ASCII
         return json.dumps(data)
+
+
+_to_json: Callable[[Any], bytes] | None = None
+"""``pydantic_core.to_json``, once imported."""

@@ -42,7 +42,7 @@ from openprogram.providers.base import ProviderRequest
 
 __all__ = ["Fingerprint", "Requests", "call_print", "explain", "normal_message"]
 
-_CACHED_HEADS = 64
+_CACHED_HEADS = 256
 """Distinct request heads whose digests are kept (an exec uses one or two)."""
 
 
@@ -120,14 +120,16 @@ class Fingerprint(NamedTuple):
     """Digests of the messages new since the exec's previous request."""
 
 
+_NO_KEYS: Mapping[int, str] = {}
+
+
 class Requests:
     """The requests of one exec, fingerprinted one after another (not thread-safe: one exec's
     requests are made one at a time)."""
 
-    __slots__ = ("_digests", "_heads", "_ids", "_last", "_last_head", "_running")
+    __slots__ = ("_digests", "_ids", "_last", "_last_head", "_running")
 
     def __init__(self) -> None:
-        self._heads: dict[tuple[Any, ...], tuple[tuple[Any, Any], dict[str, Any], str]] = {}
         self._last_head: tuple[ProviderRequest, dict[str, Any], str] | None = None
         self._ids: dict[str, str] = {}
         self._digests: list[str] = []
@@ -156,43 +158,42 @@ class Requests:
                 by the message's ``id``.
         """
         messages = request.messages
-        seen = len(self._digests)
+        digests = self._digests
+        seen = len(digests)
         if seen and (len(messages) < seen or messages[seen - 1] is not self._last):
             self._restart()  # the history was rewritten: hash it afresh
-            seen = 0
-        keys = stepped or {}
-        running, added = self._running, []
+            digests, seen = self._digests, 0
+        keys = stepped or _NO_KEYS
+        update = self._running.update
         for message in messages[seen:]:
             key = keys.get(id(message))
             digest = f"@{key}" if key is not None else self._message_digest(message)
-            running.update(digest.encode())
-            added.append(digest)
-        new = tuple(added)
-        self._digests.extend(new)
+            update(digest.encode())
+            digests.append(digest)
         self._last = messages[-1] if messages else None
-        head, head_digest = self._head(request)
+        last = self._last_head
+        if last is not None and _same_head(last[0], request):  # the usual case: as before
+            _, head, head_digest = last
+        else:
+            head, head_digest = self._head_of(request)
+            self._last_head = (request, head, head_digest)
         # The head's digest and the messages' running hash: together, the whole request's.
-        value = f"{head_digest}{running.hexdigest()}"
-        return Fingerprint(value, head, head_digest, new)
+        value = f"{head_digest}{self._running.hexdigest()}"
+        return Fingerprint(value, head, head_digest, tuple(digests[seen:]))
 
     def _message_digest(self, message: Message) -> str:
         form = _form(message, self._ids)
         return hashlib.blake2b(form.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
-
-    def _head(self, request: ProviderRequest) -> tuple[dict[str, Any], str]:
-        last = self._last_head
-        if last is not None and _same_head(last[0], request):  # the usual case: as before
-            return last[1], last[2]
-        head, digest = self._head_of(request)
-        self._last_head = (request, head, digest)
-        return head, digest
 
     def _head_of(self, request: ProviderRequest) -> tuple[dict[str, Any], str]:
         choice = request.tool_choice
         key = (
             request.model,
             request.system,
-            id(request.tools),
+            tuple(
+                (s.get("name"), s.get("description"), id(s.get("parameters")))
+                for s in request.tools
+            ),
             choice if isinstance(choice, str) else _canonical(choice),
             request.parallel_tool_calls,
             id(request.response_format),
@@ -200,20 +201,21 @@ class Requests:
             request.max_tokens,
             request.seed,
         )
-        cached = self._heads.get(key)
-        # The entry keeps the tools and response format alive, so their ids stay theirs.
-        if (
-            cached is not None
-            and cached[0][0] is request.tools
-            and cached[0][1] is request.response_format
-        ):
+        cached = _HEADS.get(key)
+        if cached is not None:
             return cached[1], cached[2]
         head = _head_of(request)
         digest = _digest(head)
-        if len(self._heads) >= _CACHED_HEADS:
-            self._heads.clear()
-        self._heads[key] = ((request.tools, request.response_format), head, digest)
+        if len(_HEADS) >= _CACHED_HEADS:
+            _HEADS.clear()
+        # The entry keeps the parameters and response format alive, so their ids stay theirs.
+        kept = (tuple(s.get("parameters") for s in request.tools), request.response_format)
+        _HEADS[key] = (kept, head, digest)
         return head, digest
+
+
+_HEADS: dict[tuple[Any, ...], tuple[tuple[Any, Any], dict[str, Any], str]] = {}
+"""Heads already hashed, shared by every exec (a program's execs offer the same few menus)."""
 
 
 def _form(message: Message, ids: dict[str, str]) -> str:

@@ -3,7 +3,10 @@
 The root exec of a durable run opens the run in its store (one read of
 everything recorded) and makes a ``Journal``; every exec nested in the tree
 finds it through the frame. Lookups are dictionary reads. New steps are
-written behind: ``add`` queues a step, and queued steps are written together
+written behind: ``add`` queues a step (``reply`` and ``result`` queue a model
+reply or a call's result as they are, to be encoded when the batch is
+written: a batch encoded in one go costs a fraction of the same steps encoded
+one at a time between the loop's other work), and queued steps are written together
 in one transaction when something must be durable (``write_now``: before a
 ``side_effect`` body, or a body that may read its idempotency key, starts),
 when the run ends (``close``), and otherwise at most ``FLUSH_S`` after the
@@ -24,7 +27,11 @@ import threading
 from collections.abc import Iterable, Sequence
 
 from openprogram._pause import PendingCall
+from openprogram.durable._batch import Queued, Reply, Result, StepBatch, frozen
+from openprogram.durable._codec import reply_step
+from openprogram.durable._fingerprint import Fingerprint
 from openprogram.exceptions import OpenProgramError
+from openprogram.messages import AssistantMessage, ToolCall, ToolResultMessage
 from openprogram.stores import Decision, RunStatus, RunStore, Step, StepKind, StoredRun
 from openprogram.stores._turns import Turns
 
@@ -61,7 +68,7 @@ class Journal:
         )
         """Whether anything recorded stands in for the approval hook (decisions, calls that
         waited or paused): else every call is asked about as in a run without a journal."""
-        self._queue: list[Step] = []
+        self._queue: list[Queued] = []
         self._lock = threading.Lock()
         self._order = Turns()
         self._loop = asyncio.get_running_loop()
@@ -91,7 +98,29 @@ class Journal:
 
     # -- writing -----------------------------------------------------------------------------
 
-    def add(self, step: Step) -> None:
+    def reply(
+        self, key: str, fingerprint: Fingerprint, reply: AssistantMessage, head: bool
+    ) -> None:
+        """Queue the model reply at ``key`` (``head``: its request's head changed), to be
+        encoded when it is written (``durable.reply_step``)."""
+        if frozen(reply):
+            self.add(Reply((key, fingerprint, reply, head)))
+        else:  # encoded now, as the model sent it (see durable/_batch.py)
+            self.add(reply_step(key, fingerprint, reply, head))
+
+    def result(
+        self,
+        key: str,
+        call: ToolCall,
+        canonical: str,
+        message: ToolResultMessage,
+        failure: str | None,
+    ) -> None:
+        """Queue the result of the call at ``key`` (``canonical``: its arguments as JSON with
+        sorted keys; ``failure``: its kind, for an error), encoded when it is written."""
+        self.add(Result((key, call.name, canonical, message, failure)))
+
+    def add(self, step: Queued) -> None:
         """Queue ``step``; it is written within ``FLUSH_S`` (or sooner, with other steps)."""
         with self._lock:
             if self._closed:
@@ -130,7 +159,7 @@ class Journal:
             with self._lock:
                 batch, self._queue, self._closed = self._queue, [], True
             await self._store.record_steps(
-                self.run_id, batch, status=status, pending=pending, error=error
+                self.run_id, StepBatch(batch), status=status, pending=pending, error=error
             )
 
     def _due(self) -> None:
@@ -156,7 +185,7 @@ class Journal:
             if not batch:
                 return
             try:
-                await self._store.record_steps(self.run_id, batch)
+                await self._store.record_steps(self.run_id, StepBatch(batch))
             except Exception as exc:
                 with self._lock:  # kept, in order, for the next write to try again
                     self._queue[:0] = batch

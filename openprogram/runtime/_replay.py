@@ -25,8 +25,6 @@ from openprogram.durable import (
     explain,
     read_reply,
     read_result,
-    reply_step,
-    result_step,
 )
 from openprogram.events import (
     ToolCallCompleted,
@@ -94,7 +92,7 @@ def record_reply(run: RunState, journal: Journal, reply: AssistantMessage) -> No
     head_changed = fingerprint.head_digest != run.head
     run.head = fingerprint.head_digest
     run.stepped[id(reply)] = key
-    journal.add(reply_step(key, fingerprint, reply, head_changed))
+    journal.reply(key, fingerprint, reply, head_changed)
 
 
 def divergence(
@@ -178,9 +176,7 @@ def record_result(
 ) -> None:
     """Queue the result of the call at ``key`` (``failure``: its kind, for an error;
     ``canonical``: its arguments as JSON with sorted keys)."""
-    journal.add(
-        result_step(key, call_print(call.name, call.arguments, canonical), message, failure)
-    )
+    journal.result(key, call, canonical, message, failure)
 
 
 def _replayed_events(

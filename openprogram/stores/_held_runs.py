@@ -74,6 +74,21 @@ class RunSQL(Protocol[Db_contra]):
         """Insert a new run, status running."""
         ...
 
+    def write_new_run(
+        self,
+        db: Db_contra,
+        *,
+        run_id: str,
+        content: str,
+        options: str,
+        steps: Sequence[Step],
+        status: RunStatus | None,
+        pending: Sequence[PendingCall],
+        error: str | None,
+    ) -> None:
+        """Insert a new run with its status (``None``: running) and its first batch of steps."""
+        ...
+
     def write_steps(
         self,
         db: Db_contra,
@@ -209,13 +224,24 @@ class HeldRuns(Generic[Db]):
                         "longer than lease_s and another process took the run); nothing was "
                         "written"
                     )
-            if create is not None:
-                sql.create_run(db, run_id=run_id, content=create[0], options=create[1])
+            if create is None:
+                sql.write_steps(
+                    db, run_id=run_id, steps=steps, status=status, pending=pending, error=error
+                )
+                return
+            content, options = create
+            sql.write_new_run(
+                db,
+                run_id=run_id,
+                content=content,
+                options=options,
+                steps=steps,
+                status=status,
+                pending=pending,
+                error=error,
+            )
             if claim and held is not None and leases.claim(db, held.name, held.owner) > 0:
                 raise OpenProgramError(f"{where}: the new run {run_id!r} is held by another")
-            sql.write_steps(
-                db, run_id=run_id, steps=steps, status=status, pending=pending, error=error
-            )
 
         await self._database.awrite(write)
         if held is not None:

@@ -20,12 +20,16 @@ from openprogram.stores._runs import Decision, RunRecord, Step
 
 __all__ = ["RUN_COLUMNS", "decisions_of", "latest_steps", "pending_json", "record", "steps_row"]
 
+
 RUN_COLUMNS = "status, content, options, created, updated, pending, error"
 """The columns of a run row that ``record`` reads, in its order (after the run id)."""
 
 
 def steps_row(steps: Sequence[Step]) -> str:
-    """The row of one batch of steps."""
+    """The row of one batch of steps (the journal's batches write it themselves, at once)."""
+    row = getattr(steps, "row", None)  # a journal's batch (durable.StepBatch)
+    if row is not None:
+        return row()  # type: ignore[no-any-return]
     # Keys, kinds and fingerprints are plain ASCII, data is JSON: no escaping needed.
     batch = ",".join(f'["{s.key}","{s.kind}","{s.fingerprint}",{s.data}]' for s in steps)
     return f"[{batch}]"

@@ -26,7 +26,15 @@ from openprogram.stores._run_rows import (
 )
 from openprogram.stores._runs import Decision, RunRecord, RunStatus, Step, StoredRun
 
-__all__ = ["create_run", "list_runs", "load_run", "open_run", "write_decisions", "write_steps"]
+__all__ = [
+    "create_run",
+    "list_runs",
+    "load_run",
+    "open_run",
+    "write_decisions",
+    "write_new_run",
+    "write_steps",
+]
 
 _RUN = f"SELECT {RUN_COLUMNS} FROM openprogram_runs"
 _STEPS = "SELECT steps FROM openprogram_steps WHERE run_id = ? ORDER BY batch"
@@ -34,6 +42,11 @@ _DECISIONS = (
     "SELECT path, call_id, approved, reason, arguments_hash FROM openprogram_decisions "
     "WHERE run_id = ?"
 )
+_CREATE = (
+    "INSERT INTO openprogram_runs (run_id, status, content, options, created, updated, pending, "
+    "error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_FIRST_STEPS = "INSERT INTO openprogram_steps (run_id, batch, steps) VALUES (?, 0, ?)"
 _PUT_STEPS = (
     "INSERT INTO openprogram_steps (run_id, batch, steps) SELECT ?, "
     "COALESCE(MAX(batch) + 1, 0), ? FROM openprogram_steps WHERE run_id = ?"
@@ -53,15 +66,29 @@ def open_run(db: sqlite3.Connection, *, run_id: str, content: str, options: str)
 def create_run(db: sqlite3.Connection, *, run_id: str, content: str, options: str) -> RunRecord:
     """Insert a new run, status running."""
     now = time.time()
-    db.execute(
-        "INSERT INTO openprogram_runs "
-        "(run_id, status, content, options, created, updated, pending, error) "
-        "VALUES (?, 'running', ?, ?, ?, ?, '[]', NULL)",
-        (run_id, content, options, now, now),
-    )
+    db.execute(_CREATE, (run_id, "running", content, options, now, now, "[]", None))
     return RunRecord(
         run_id=run_id, status="running", content=content, options=options, created=now, updated=now
     )
+
+
+def write_new_run(
+    db: sqlite3.Connection,
+    *,
+    run_id: str,
+    content: str,
+    options: str,
+    steps: Sequence[Step],
+    status: RunStatus | None,
+    pending: Sequence[PendingCall],
+    error: str | None,
+) -> None:
+    """Insert a new run with its status (``None``: running) and its first batch of steps."""
+    now = time.time()
+    row = (run_id, status or "running", content, options, now, now, pending_json(pending), error)
+    db.execute(_CREATE, row)
+    if steps:
+        db.execute(_FIRST_STEPS, (run_id, steps_row(steps)))
 
 
 def write_steps(

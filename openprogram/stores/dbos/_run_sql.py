@@ -30,7 +30,15 @@ from openprogram.stores._run_rows import (
 )
 from openprogram.stores._runs import Decision, RunRecord, RunStatus, Step, StoredRun
 
-__all__ = ["create_run", "list_runs", "load_run", "open_run", "write_decisions", "write_steps"]
+__all__ = [
+    "create_run",
+    "list_runs",
+    "load_run",
+    "open_run",
+    "write_decisions",
+    "write_new_run",
+    "write_steps",
+]
 
 _RUN = sa.text(f"SELECT {RUN_COLUMNS} FROM openprogram_runs WHERE run_id = :run_id")
 _LIST = sa.text(f"SELECT run_id, {RUN_COLUMNS} FROM openprogram_runs ORDER BY created, run_id")
@@ -45,7 +53,10 @@ _PUT_STEPS = sa.text(
 )
 _CREATE = sa.text(
     "INSERT INTO openprogram_runs (run_id, status, content, options, created, updated, pending, "
-    "error) VALUES (:run_id, 'running', :content, :options, :now, :now, '[]', NULL)"
+    "error) VALUES (:run_id, :status, :content, :options, :now, :now, :pending, :error)"
+)
+_FIRST_STEPS = sa.text(
+    "INSERT INTO openprogram_steps (run_id, batch, steps) VALUES (:run_id, 0, :steps)"
 )
 _RUNNING = sa.text("UPDATE openprogram_runs SET status = 'running' WHERE run_id = :run_id")
 _STATUS = sa.text(
@@ -74,10 +85,34 @@ def open_run(db: Connection, *, run_id: str, content: str, options: str) -> Stor
 def create_run(db: Connection, *, run_id: str, content: str, options: str) -> RunRecord:
     """Insert a new run, status running."""
     now = time.time()
-    db.execute(_CREATE, {"run_id": run_id, "content": content, "options": options, "now": now})
+    values = {"status": "running", "pending": "[]", "error": None}
+    db.execute(
+        _CREATE, {"run_id": run_id, "content": content, "options": options, "now": now, **values}
+    )
     return RunRecord(
         run_id=run_id, status="running", content=content, options=options, created=now, updated=now
     )
+
+
+def write_new_run(
+    db: Connection,
+    *,
+    run_id: str,
+    content: str,
+    options: str,
+    steps: Sequence[Step],
+    status: RunStatus | None,
+    pending: Sequence[PendingCall],
+    error: str | None,
+) -> None:
+    """Insert a new run with its status (``None``: running) and its first batch of steps."""
+    values = {"status": status or "running", "pending": pending_json(pending), "error": error}
+    db.execute(
+        _CREATE,
+        {"run_id": run_id, "content": content, "options": options, "now": time.time(), **values},
+    )
+    if steps:
+        db.execute(_FIRST_STEPS, {"run_id": run_id, "steps": steps_row(steps)})
 
 
 def write_steps(
