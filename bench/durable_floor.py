@@ -4,11 +4,16 @@ Run alone: ``python bench/durable_floor.py [--rounds 15] [--samples 15]``.
 
 ``bench_durable.py --only overhead`` times what journaling adds to the
 20-turn loop on an instant fake model with a ``SQLiteStore``. This experiment
-asks how low that could go in CPython, by running the same loop three ways in
+asks how low that could go in CPython, by running the same loop five ways in
 interleaved rounds (medians, as there):
 
 - ``none``: no store;
 - ``shipped``: a ``SQLiteStore``, every exec journaled as openprogram does it;
+- ``hooks``: the same store, the runtime's journal calls swapped for ones
+  that do nothing and write nothing: what a journal costs the loop before it
+  does any work (the run opened and held, the loop's checks of the journal);
+- ``record``: as ``hooks``, but the run's end written as shipped: one
+  transaction holding the run's record and no step;
 - ``floor``: the same store, the runtime's journal calls swapped for the
   least any journal must do, and nothing more: per model turn, hash what is
   new in the request into a running hash and queue the reply; per call, queue
@@ -118,14 +123,40 @@ async def _close(self: Any, status: str, pending: Any = (), error: Any = None) -
     db.execute("COMMIT")
 
 
-@contextmanager
-def _floor() -> Iterator[None]:
-    swaps: list[tuple[Any, str, Callable[..., Any]]] = [
+def _nothing(*args: Any, **kwargs: Any) -> None:
+    return None
+
+
+async def _end(self: Any, status: str, pending: Any = (), error: Any = None) -> None:
+    self._queue, self._closed = [], True
+
+
+WAYS: dict[str, list[tuple[Any, str, Callable[..., Any]]]] = {
+    "none": [],
+    "shipped": [],
+    "hooks": [
+        (loop_module, "recorded_reply", _nothing),
+        (loop_module, "record_reply", _nothing),
+        (executor_module, "record_result", _nothing),
+        (journal_module.Journal, "close", _end),
+    ],
+    "record": [
+        (loop_module, "recorded_reply", _nothing),
+        (loop_module, "record_reply", _nothing),
+        (executor_module, "record_result", _nothing),
+    ],
+    "floor": [
         (loop_module, "recorded_reply", _recorded_reply),
         (loop_module, "record_reply", _record_reply),
         (executor_module, "record_result", _record_result),
         (journal_module.Journal, "close", _close),
-    ]
+    ],
+}
+"""Each way's swaps: (owner, name, replacement)."""
+
+
+@contextmanager
+def _swapped(swaps: list[tuple[Any, str, Callable[..., Any]]]) -> Iterator[None]:
     kept = [(owner, name, getattr(owner, name)) for owner, name, _ in swaps]
     for owner, name, swap in swaps:
         setattr(owner, name, swap)
@@ -145,14 +176,14 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as folder, SQLiteStore(Path(folder) / "f.sqlite") as store:
         for tool in (add, add_async):
             kind = "sync" if tool is add else "async"
-            times: dict[str, list[float]] = {"none": [], "shipped": [], "floor": []}
+            times: dict[str, list[float]] = {way: [] for way in WAYS}
             for _ in range(args.rounds + 1):  # the first round warms every path up
-                times["none"].append(asyncio.run(_loop_us(tool, None, args.samples))[0])
-                times["shipped"].append(asyncio.run(_loop_us(tool, store, args.samples))[0])
-                with _floor():
-                    times["floor"].append(asyncio.run(_loop_us(tool, store, args.samples))[0])
+                for way, swaps in WAYS.items():
+                    with _swapped(swaps):
+                        at = None if way == "none" else store
+                        times[way].append(asyncio.run(_loop_us(tool, at, args.samples))[0])
             base = times["none"][1:]
-            for way in ("shipped", "floor"):
+            for way in ("hooks", "record", "floor", "shipped"):
                 ratio = [j / p - 1 for p, j in zip(base, times[way][1:], strict=True)]
                 added = [j - p for p, j in zip(base, times[way][1:], strict=True)]
                 print(

@@ -2,8 +2,8 @@
 
 The journal queues a model reply or a call's result as it is (``Reply``,
 ``Result``) and encodes the batch when it is written: encoding a batch at
-once costs a fraction of encoding the same steps one at a time between the
-loop's other work (bench/README.md, "What journaling costs"). A
+once costs about half of encoding the same steps one at a time between the
+loop's other work (`bench/durable_floor.py`, bench/README.md). A
 ``StepBatch`` is the ``Sequence[Step]`` a ``RunStore`` is given: a store
 that walks its steps gets ``Step`` objects, made on first use; the SQL
 stores ask ``row()`` for the batch's row instead (``stores/_run_rows.py``),

@@ -5,7 +5,7 @@ everything recorded) and makes a ``Journal``; every exec nested in the tree
 finds it through the frame. Lookups are dictionary reads. New steps are
 written behind: ``add`` queues a step (``reply`` and ``result`` queue a model
 reply or a call's result as they are, to be encoded when the batch is
-written: a batch encoded in one go costs a fraction of the same steps encoded
+written: a batch encoded in one go costs about half of the same steps encoded
 one at a time between the loop's other work), and queued steps are written together
 in one transaction when something must be durable (``write_now``: before a
 ``side_effect`` body, or a body that may read its idempotency key, starts),

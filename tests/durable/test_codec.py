@@ -10,9 +10,6 @@ from hypothesis import strategies as st
 
 from openprogram.durable import Fingerprint, read_reply, read_result, reply_step, result_step
 from openprogram.durable._batch import Reply, Result, StepBatch, frozen
-from openprogram.durable._codec import dumps_json
-from openprogram.stores import Step
-from openprogram.stores._run_rows import latest_steps, steps_row
 from openprogram.exceptions import UserError
 from openprogram.messages import (
     AssistantMessage,
@@ -21,7 +18,8 @@ from openprogram.messages import (
     ToolResultMessage,
     Usage,
 )
-
+from openprogram.stores import Step
+from openprogram.stores._run_rows import latest_steps, steps_row
 from tests.messages._strategies import everything, random_messages, replies
 
 ODD_TEXTS = [
