@@ -279,7 +279,10 @@ class HeldRuns(Generic[Db]):
                 )
             return left
 
-        await take_waiting(partial(self._database.awrite, attempt))
+        await take_waiting(
+            partial(self._database.awrite, attempt),
+            partial(self._leases.free, held.name, held.owner),
+        )
         held.leased = True
         self._start_renewing(held)
         return opened[-1]

@@ -53,7 +53,7 @@ class Leases:
         the block gets this holder's token."""
         owner = os.urandom(12).hex()
         take = partial(_take, name=name, owner=owner, host=self._host, lease_s=self.lease_s)
-        await take_waiting(partial(self._database.awrite, take))
+        await take_waiting(partial(self._database.awrite, take), partial(self.free, name, owner))
         # A timer, not a task: most sends end before the first renewal is due.
         renewal = Renewal(self._database, name, owner, self.lease_s)
         try:
@@ -152,12 +152,22 @@ def free_lease(db: sqlite3.Connection, *, name: str, owner: str) -> bool:
     return done.rowcount == 1
 
 
-async def take_waiting(attempt: Callable[[], Awaitable[float]]) -> None:
+async def take_waiting(
+    attempt: Callable[[], Awaitable[float]], release: Callable[[], Awaitable[None]]
+) -> None:
     """Call ``attempt`` (one try to take a lease: 0 when taken, else the seconds it has left)
     until it takes the lease, sleeping between tries (longer each time, never past the
-    expiry)."""
+    expiry). Cancelled during a try, it calls ``release`` (free the lease if this holder has
+    it: the try may have taken it before the cancel came) before it gives up."""
     wait = _FIRST_WAIT_S
-    while (left := await attempt()) > 0:
+    while True:
+        try:
+            left = await attempt()
+        except asyncio.CancelledError:
+            await release()
+            raise
+        if left <= 0:
+            return
         await asyncio.sleep(min(wait, left))
         wait = min(wait * 2, _LONGEST_WAIT_S)
 

@@ -21,6 +21,7 @@ across the network never stalls an event loop.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -104,8 +105,19 @@ class StoreDatabase:
             return work(connection)
 
     async def run(self, work: Callable[[Connection], T]) -> T:
-        """``transaction(work)`` on a worker thread; it finishes even if the caller is cancelled."""
-        return await asyncio.to_thread(self.transaction, work)
+        """``transaction(work)`` on a worker thread; it finishes even if the caller is cancelled,
+        and a cancelled caller gets its ``CancelledError`` only once the transaction has ended
+        (committed or rolled back), so what it does next (freeing a lease it may have taken)
+        comes after it."""
+        done = asyncio.ensure_future(asyncio.to_thread(self.transaction, work))
+        try:
+            return await asyncio.shield(done)
+        except asyncio.CancelledError:
+            with contextlib.suppress(asyncio.CancelledError):  # a second cancel stops the wait
+                await asyncio.wait([done])
+            if done.done() and not done.cancelled():
+                done.exception()  # retrieved: its caller is gone, the error was its to see
+            raise
 
     # What durable runs read and write through (``openprogram.stores._held_runs``).
     aread = run

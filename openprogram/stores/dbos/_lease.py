@@ -69,7 +69,8 @@ class Leases:
         """Take the lease ``name`` (waiting for it), renew it while the block runs, free it;
         the block gets this holder's token (``holds`` checks it)."""
         owner = os.urandom(12).hex()
-        await take_waiting(partial(self._database.run, partial(self._take, name=name, owner=owner)))
+        take = partial(self._database.run, partial(self._take, name=name, owner=owner))
+        await take_waiting(take, partial(self.free, name, owner))
         renewing = asyncio.ensure_future(self._renew_every_third(name, owner))
         try:
             yield owner
