@@ -40,6 +40,27 @@ def _model_requests_only_where_marked(
         yield
 
 
+@pytest.fixture(autouse=True)
+def _default_registry_left_as_found(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test that adds to or takes from the default registry fails (and is undone), unless
+    it asked for ``clean_registry``: what one test leaves there would be on every later
+    test's menu."""
+    if "clean_registry" in request.fixturenames:
+        yield
+        return
+    before = set(default_registry.names())
+    yield
+    after = set(default_registry.names())
+    if after != before:
+        for name in after - before:
+            default_registry.unregister(name)
+        pytest.fail(
+            f"the test left the default registry changed (added {sorted(after - before)}, "
+            f"removed {sorted(before - after)}): decorate its tools with "
+            "register_globally=False, or take the clean_registry fixture"
+        )
+
+
 @pytest.fixture
 def clean_registry() -> Iterator[None]:
     """Unregister what decorators in a test (or a doc's example) add to the default registry."""

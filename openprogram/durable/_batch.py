@@ -11,10 +11,11 @@ written with one call to the JSON encoder and no ``Step`` objects at all.
 Both hold the same JSON.
 
 A reply is queued as it is only when nothing in it can change before it is
-written and it encodes without fail: its calls' arguments are dictionaries
-of JSON scalars by string keys (``frozen``). Any other reply is encoded when
-it is queued (a tool body could change a list it was given in place, and a
-value JSON cannot carry must fail at the turn that made it).
+written and it encodes without fail: no block carries provider data, and its
+calls' arguments are dictionaries of JSON scalars by string keys
+(``frozen``). Any other reply is encoded when it is queued (a tool body could
+change a list it was given in place, and a value JSON cannot carry must fail
+at the turn that made it).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from openprogram.messages import (
 )
 from openprogram.messages._json import encode_message
 from openprogram.stores import Step
+from openprogram.stores._run_rows import steps_row
 
 __all__ = ["Queued", "Reply", "Result", "StepBatch", "frozen"]
 
@@ -91,7 +93,7 @@ class StepBatch(Sequence[Step]):
         """The batch's row: a JSON array of ``[key, kind, fingerprint, data]``."""
         items = self._items
         if self._steps is not None or any(type(item) is Step for item in items):
-            return _joined(self.steps())
+            return steps_row(self.steps())  # a list: written step by step
         rows: list[list[Any]] = []
         for item in items:
             if type(item) is Reply:
@@ -105,11 +107,6 @@ class StepBatch(Sequence[Step]):
                 content = {"content": message.content, "failure": failure}
                 rows.append([key, "result", call_print(name, {}, canonical), content])
         return dumps_json(rows)
-
-
-def _joined(steps: Sequence[Step]) -> str:
-    # Keys, kinds and fingerprints are plain ASCII, data is JSON: no escaping needed.
-    return "[" + ",".join(f'["{s.key}","{s.kind}","{s.fingerprint}",{s.data}]' for s in steps) + "]"
 
 
 def _step(item: Queued) -> Step:
@@ -167,11 +164,15 @@ _SCALARS = frozenset({str, int, bool, type(None)})
 
 
 def frozen(reply: AssistantMessage) -> bool:
-    """Whether every call's arguments in ``reply`` are a dict of JSON scalars by string keys:
-    nothing in them can change before the reply is encoded, and encoding cannot fail."""
+    """Whether ``reply`` can wait to be encoded: its blocks are text, thinking or calls without
+    provider data, and every call's arguments are a dict of JSON scalars by string keys
+    (nothing in it can change before it is encoded, and encoding it cannot fail)."""
     for block in reply.content:
-        if type(block) is ToolCall:
-            arguments = block.arguments
+        kind = type(block)
+        if kind not in _BLOCKS or block.provider_meta is not None:
+            return False
+        if kind is ToolCall:
+            arguments = block.arguments  # type: ignore[union-attr]
             if type(arguments) is not dict:
                 return False
             for name, value in arguments.items():
@@ -181,3 +182,6 @@ def frozen(reply: AssistantMessage) -> bool:
                 ):
                     return False
     return True
+
+
+_BLOCKS = frozenset({TextContent, ThinkingContent, ToolCall})

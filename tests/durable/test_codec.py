@@ -133,6 +133,13 @@ def test_a_reply_whose_arguments_could_change_or_fail_is_not_queued_as_it_is(
     assert not frozen(AssistantMessage((ToolCall("c", "f", arguments),)))  # type: ignore[arg-type]
 
 
+def test_a_reply_with_provider_data_is_encoded_when_it_is_queued() -> None:
+    signed = TextContent("x", provider_meta={"signature": b"not json"})
+    assert not frozen(AssistantMessage((signed,)))
+    with pytest.raises(UserError, match="provider_meta"):  # at the turn, not at the write
+        reply_step("1", _PRINT, AssistantMessage((signed,)), False)
+
+
 def test_arguments_no_json_can_carry_are_refused_with_their_path() -> None:
     reply = AssistantMessage((TextContent("x"), ToolCall("c", "f", {"x": [1, float("inf")]})))
     with pytest.raises(UserError, match=r"the reply\.content\[1\]\.arguments\.x\[1\]: inf"):

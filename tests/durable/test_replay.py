@@ -12,6 +12,7 @@ from openprogram import (
     ConfigurationError,
     JournalDivergence,
     Runtime,
+    Tool,
     UserError,
     agentic_function,
     function,
@@ -22,7 +23,7 @@ from openprogram.events import (
     ToolCallCompleted,
     ToolCallStarted,
 )
-from openprogram.messages import ToolResultMessage
+from openprogram.messages import AssistantMessage, ToolResultMessage
 from openprogram.providers.base import ProviderRequest
 from openprogram.stores import RunStore, Step
 from openprogram.testing import FunctionProvider, ScriptedProvider, call
@@ -270,3 +271,29 @@ def test_a_conversation_send_is_a_durable_run(store: Any) -> None:
     runs = asyncio.run(store.list_runs())
     assert [r.status for r in runs] == ["finished", "finished"]
     assert len(chat.messages) == 4
+
+
+def _grow(arguments: dict[str, Any]) -> str:
+    arguments["items"].append(99)  # a hand-written execute gets the model's own list
+    return f"{len(arguments['items'])} items"
+
+
+grow = Tool(
+    name="grow",
+    description="Append 99 to the list it is given, in place, and say how long it is.",
+    parameters={"type": "object", "properties": {"items": {"type": "array"}}},
+    execute=_grow,
+)
+
+
+def test_a_tool_changing_its_arguments_in_place_does_not_change_what_was_journaled(
+    store: Any,
+) -> None:
+    live = Runtime(ScriptedProvider([call("grow", items=[1, 2]), "done"]), store=store)
+    assert live.exec("go", tools=[grow], run_id="g1") == "done"
+    again = Runtime(ScriptedProvider([]), store=store)  # any request would find no reply
+    assert again.exec("go", tools=[grow], run_id="g1") == "done"  # no divergence either
+    assert again.last_run is not None
+    reply = again.last_run.messages[1]
+    assert isinstance(reply, AssistantMessage)
+    assert reply.tool_calls[0].arguments == {"items": [1, 2]}  # as the model sent it
