@@ -98,7 +98,9 @@ class StepBatch(Sequence[Step]):
         for item in items:
             if type(item) is Reply:
                 key, fingerprint, reply, head = item
-                data: dict[str, Any] = {"message": _message(reply), "new": fingerprint.new}
+                # Queued only when ``frozen``: its calls' arguments are known to be JSON.
+                encoded = encode_message(reply, "the reply", checked=False)
+                data: dict[str, Any] = {"message": encoded, "new": fingerprint.new}
                 if head:
                     data["head"] = fingerprint.head
                 rows.append([key, "reply", fingerprint.value, data])
@@ -118,46 +120,6 @@ def _step(item: Queued) -> Step:
         key, name, canonical, message, failure = item  # type: ignore[misc]
         return result_step(key, call_print(name, {}, canonical), message, failure)
     return item  # type: ignore[return-value]
-
-
-def _message(reply: AssistantMessage) -> dict[str, Any]:
-    """``encode_message(reply)`` for a reply whose calls' arguments are ``frozen`` (so they
-    need no check), built directly for the usual blocks."""
-    blocks: list[dict[str, Any]] = []
-    for block in reply.content:
-        if type(block) is ToolCall and block.provider_meta is None:
-            out: dict[str, Any] = {"type": "tool_call", "id": block.id, "name": block.name}
-            out["arguments"] = block.arguments
-            if block.arguments_error is not None:
-                out["arguments_error"] = block.arguments_error
-            blocks.append(out)
-        elif type(block) is TextContent and block.provider_meta is None:
-            blocks.append({"type": "text", "text": block.text})
-        elif type(block) is ThinkingContent and block.provider_meta is None:
-            blocks.append({"type": "thinking", "text": block.text})
-        else:
-            return encode_message(reply, "the reply")
-    message: dict[str, Any] = {"role": "assistant", "content": blocks}
-    if reply.stop_reason != "stop":
-        message["stop_reason"] = reply.stop_reason
-    usage = reply.usage
-    if usage.input_tokens or usage.output_tokens or usage.cached_tokens:
-        message["usage"] = {
-            name: value
-            for name, value in (
-                ("input_tokens", usage.input_tokens),
-                ("output_tokens", usage.output_tokens),
-                ("cached_tokens", usage.cached_tokens),
-            )
-            if value
-        }
-    if reply.error is not None:
-        message["error"] = reply.error
-    if reply.model is not None:
-        message["model"] = reply.model
-    if reply.wire is not None:
-        message["wire"] = reply.wire
-    return message
 
 
 _SCALARS = frozenset({str, int, bool, type(None)})

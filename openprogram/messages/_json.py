@@ -116,8 +116,11 @@ def load_messages(text: str | bytes) -> tuple[Message, ...]:
 # -- one message ---------------------------------------------------------------------------
 
 
-def encode_message(message: Message, path: str = "message") -> dict[str, Any]:
-    """One message as a JSON-ready object (``path`` names it in errors)."""
+def encode_message(
+    message: Message, path: str = "message", *, checked: bool = True
+) -> dict[str, Any]:
+    """One message as a JSON-ready object (``path`` names it in errors; ``checked=False``:
+    the caller knows its calls' arguments are JSON already, and they are not walked)."""
     if isinstance(message, UserMessage):
         if isinstance(message.content, str):
             return {"role": "user", "content": message.content}
@@ -134,16 +137,16 @@ def encode_message(message: Message, path: str = "message") -> dict[str, Any]:
             out["is_error"] = True
         return out
     if isinstance(message, AssistantMessage):
-        return _encode_reply(message, path)
+        return _encode_reply(message, path, checked)
     raise UserError(
         f"{path}: {message!r:.80} is not a message (UserMessage, AssistantMessage or "
         "ToolResultMessage)"
     )
 
 
-def _encode_reply(message: AssistantMessage, path: str) -> dict[str, Any]:
+def _encode_reply(message: AssistantMessage, path: str, checked: bool = True) -> dict[str, Any]:
     # A block's path is only made for an error: a durable run encodes every reply.
-    blocks = [_encode_block(b, path, i) for i, b in enumerate(message.content)]
+    blocks = [_encode_block(b, path, i, checked) for i, b in enumerate(message.content)]
     out: dict[str, Any] = {"role": "assistant", "content": blocks}
     if message.stop_reason != "stop":
         out["stop_reason"] = message.stop_reason
@@ -165,14 +168,18 @@ def _encode_reply(message: AssistantMessage, path: str) -> dict[str, Any]:
 
 
 def _encode_block(
-    block: UserContent | AssistantContent, path: str, index: int | None = None
+    block: UserContent | AssistantContent,
+    path: str,
+    index: int | None = None,
+    checked: bool = True,
 ) -> dict[str, Any]:
-    """One block (``path``, with ``.content[index]`` when given, names it in errors)."""
+    """One block (``path``, with ``.content[index]`` when given, names it in errors;
+    ``checked=False``: a call's arguments are known to be JSON)."""
     out: dict[str, Any]
     if isinstance(block, ImageContent):
         return {"type": "image", "data": block.data, "mime_type": block.mime_type}
     if isinstance(block, ToolCall):
-        if not _plain(block.arguments):
+        if checked and not _plain(block.arguments):
             _explain(block.arguments, f"{_at(path, index)}.arguments")
         out = {"type": "tool_call", "id": block.id, "name": block.name}
         out["arguments"] = dict(block.arguments)
